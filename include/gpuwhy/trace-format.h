@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: MIT */
+/* The gpuwhy trace format: the only contract between capture (lib/, hooks/) and analysis. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * A trace file is:
+ *
+ *   file header   a zstd *skippable* frame (magic GW_SKIPPABLE_MAGIC) whose content is
+ *                 GW_FILE_MAGIC (8 bytes), the format version (u32 little-endian), then one
+ *                 encoded GW_REC_HEADER record. `zstd -d` skips it; `file` and the reader
+ *                 recognise the trace by it.
+ *   data frames   independent zstd frames, each decompressing to a sequence of records.
+ *                 Every delta cursor (see below) restarts at zero at the start of a frame, so
+ *                 a frame decodes without any other frame.
+ *   footer        a GW_REC_FOOTER record, written only on a clean close, in the last frame.
+ *
+ * A record is: type (u8), version (u8), payload length (LEB128), payload. The payload is the
+ * record's fields in the order of its GW_FIELDS_* list below, each encoded by its kind:
+ *
+ *   U64    unsigned LEB128
+ *   I64    zigzag, then LEB128
+ *   TIME   nanoseconds on the trace clock; zigzag LEB128 of (value - cursor), where the
+ *          cursor is the previous TIME value of a record of the same type in this frame
+ *          (the previous TIME field of the same record if there was one); cursor = value
+ *   SEQ    like TIME with a cursor of its own per record type (correlation ids)
+ *   BYTES  LEB128 length, then that many bytes (strings are not NUL-terminated)
+ *   IPS    LEB128 count, then each instruction pointer as zigzag LEB128 of the difference
+ *          to the previous one in the list (the first to 0)
+ *
+ * A reader skips record types it does not know (by length), ignores trailing payload bytes a
+ * newer record version appended, and treats fields missing from a shorter payload as 0. New
+ * fields are only ever appended; a change that breaks this bumps GW_FORMAT_VERSION.
+ *
+ * All times are CLOCK_MONOTONIC_RAW nanoseconds (GPU timestamps are put on this clock through
+ * CUPTI's timestamp callback). doc/trace-format.md is the long form of this comment.
+ */
+
+#define GW_SKIPPABLE_MAGIC    0x184D2A5Bu      /* zstd skippable frame magic, nibble B */
+#define GW_FILE_MAGIC	      "GPUWHY\x00\x01" /* 8 bytes */
+#define GW_FILE_MAGIC_LEN     8
+#define GW_FORMAT_VERSION     1u
+#define GW_MAX_RECORD_PAYLOAD (1u << 20) /* a reader rejects longer records as corrupt */
+#define GW_MAX_STACK_DEPTH    128
+
+/* A byte string inside a decoded record. Points into the decoder's buffer: valid until the
+ * reader moves to the next frame. */
+struct gw_bytes {
+	const uint8_t *data;
+	uint32_t len;
+};
+
+/* An instruction-pointer list (a stack, innermost frame first). Same lifetime as gw_bytes. */
+struct gw_ips {
+	const uint64_t *ips;
+	uint32_t depth;
+};
+
+#define GW_CTYPE_U64   uint64_t
+#define GW_CTYPE_I64   int64_t
+#define GW_CTYPE_TIME  uint64_t
+#define GW_CTYPE_SEQ   uint64_t
+#define GW_CTYPE_BYTES struct gw_bytes
+#define GW_CTYPE_IPS   struct gw_ips
+
+/*
+ * The records: R(NAME, name, type id, current version). Type ids are stable forever.
+ */
+#define GW_RECORDS(R)                                                                              \
+	R(HEADER, header, 1, 1)                                                                    \
+	R(DEVICE, device, 2, 1)                                                                    \
+	R(STRING, string, 3, 1)                                                                    \
+	R(STACK, stack, 4, 1)                                                                      \
+	R(MODULE, module, 5, 1)                                                                    \
+	R(THREAD, thread, 6, 1)                                                                    \
+	R(API, api, 10, 1)                                                                         \
+	R(KERNEL, kernel, 11, 1)                                                                   \
+	R(MEMCPY, memcpy, 12, 1)                                                                   \
+	R(MEMSET, memset, 13, 1)                                                                   \
+	R(MEMORY, memory, 14, 1)                                                                   \
+	R(SYNC, sync, 15, 1)                                                                       \
+	R(DROPS, drops, 20, 1)                                                                     \
+	R(NOTE, note, 21, 1)                                                                       \
+	R(FOOTER, footer, 30, 1)
+
+/* The process and the capture. */
+#define GW_FIELDS_header(F)                                                                        \
+	F(U64, format_version)                                                                     \
+	F(U64, flags) /* GW_HEADER_* */                                                            \
+	F(U64, pid)                                                                                \
+	F(U64, ppid)                                                                               \
+	F(I64, rank)	 /* -1 when no RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK */               \
+	F(U64, clock_id) /* CLOCK_MONOTONIC_RAW */                                                 \
+	F(TIME, start_ns)                                                                          \
+	F(U64, start_realtime_ns) /* wall clock at start_ns, for humans */                         \
+	F(U64, capture_mode)	  /* enum gw_capture_mode */                                       \
+	F(U64, cupti_version)	  /* cuptiGetVersion(), 0 when not loaded */                       \
+	F(BYTES, host)                                                                             \
+	F(BYTES, command) /* argv joined by NUL bytes */                                           \
+	F(BYTES, cupti_path)
+
+/* One GPU, from CUPTI's device record. */
+#define GW_FIELDS_device(F)                                                                        \
+	F(U64, device)                                                                             \
+	F(BYTES, name)                                                                             \
+	F(U64, sm_count)                                                                           \
+	F(U64, cc_major)                                                                           \
+	F(U64, cc_minor)                                                                           \
+	F(U64, memory_total_bytes)                                                                 \
+	F(U64, memory_bandwidth_kbps) /* peak DRAM bandwidth, KiB/s; 0 unknown */                  \
+	F(U64, max_threads_per_sm)                                                                 \
+	F(U64, max_blocks_per_sm)                                                                  \
+	F(U64, regs_per_sm)                                                                        \
+	F(U64, smem_per_sm_bytes)                                                                  \
+	F(U64, max_threads_per_block)                                                              \
+	F(U64, max_regs_per_block)                                                                 \
+	F(U64, max_smem_per_block_bytes)                                                           \
+	F(U64, warp_size)                                                                          \
+	F(BYTES, uuid)
+
+/* An interned string: kernel names, API function names, thread names. Ids start at 1. */
+#define GW_FIELDS_string(F)                                                                        \
+	F(U64, id)                                                                                 \
+	F(U64, kind) /* enum gw_string_kind */                                                     \
+	F(BYTES, text)
+
+/* A deduplicated call stack of raw return addresses. Ids start at 1; 0 means "no stack". */
+#define GW_FIELDS_stack(F)                                                                         \
+	F(U64, id)                                                                                 \
+	F(IPS, ips)
+
+/* A loaded object, so stacks can be symbolized offline (dl_iterate_phdr). */
+#define GW_FIELDS_module(F)                                                                        \
+	F(TIME, time_ns)                                                                           \
+	F(U64, event) /* enum gw_module_event */                                                   \
+	F(U64, base)  /* load bias: runtime address - ELF address */                               \
+	F(U64, start) /* lowest mapped address of its PT_LOAD segments */                          \
+	F(U64, size)                                                                               \
+	F(BYTES, build_id)                                                                         \
+	F(BYTES, path)
+
+/* A host thread, on first sight. */
+#define GW_FIELDS_thread(F)                                                                        \
+	F(TIME, time_ns)                                                                           \
+	F(U64, tid)                                                                                \
+	F(BYTES, name)
+
+/* One CUDA API call made by the application, from CUPTI's callbacks (enter and exit). */
+#define GW_FIELDS_api(F)                                                                           \
+	F(U64, tid)                                                                                \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(SEQ, correlation) /* joins the GPU records this call caused */                           \
+	F(U64, category)    /* enum gw_api_category */                                             \
+	F(U64, sync_kind)   /* enum gw_sync_kind: does the call wait for the GPU */                \
+	F(U64, domain)	    /* CUpti_CallbackDomain */                                             \
+	F(U64, cbid)	    /* CUPTI callback id within the domain */                              \
+	F(U64, name_id)	    /* string: the API function's name */                                  \
+	F(U64, stack_id)                                                                           \
+	F(U64, status) /* the call's return code */                                                \
+	F(U64, device)                                                                             \
+	F(U64, stream) /* the cudaStream_t / CUstream handle passed, 0 default */                  \
+	F(U64, bytes)  /* copies, memsets, allocations */                                          \
+	F(U64, dst)    /* destination / allocated / freed pointer */                               \
+	F(U64, src)                                                                                \
+	F(U64, copy_kind)      /* cudaMemcpyKind for copies */                                     \
+	F(U64, kernel_name_id) /* string: launches */                                              \
+	F(U64, grid_x)                                                                             \
+	F(U64, grid_y)                                                                             \
+	F(U64, grid_z)                                                                             \
+	F(U64, block_x)                                                                            \
+	F(U64, block_y)                                                                            \
+	F(U64, block_z)                                                                            \
+	F(U64, shared_mem_bytes)
+
+/* A kernel as the GPU ran it (CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL). */
+#define GW_FIELDS_kernel(F)                                                                        \
+	F(U64, device)                                                                             \
+	F(U64, stream) /* CUPTI stream id (not the handle) */                                      \
+	F(SEQ, correlation)                                                                        \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, name_id)                                                                            \
+	F(U64, grid_x)                                                                             \
+	F(U64, grid_y)                                                                             \
+	F(U64, grid_z)                                                                             \
+	F(U64, block_x)                                                                            \
+	F(U64, block_y)                                                                            \
+	F(U64, block_z)                                                                            \
+	F(U64, registers_per_thread)                                                               \
+	F(U64, static_smem_bytes)                                                                  \
+	F(U64, dynamic_smem_bytes)                                                                 \
+	F(U64, graph_id) /* 0 unless launched from a CUDA graph */
+
+/* A copy as the GPU ran it. Kinds are CUPTI's CUpti_ActivityMemcpyKind and
+ * CUpti_ActivityMemoryKind values (pageable = 1, pinned = 2, device = 3, ...). */
+#define GW_FIELDS_memcpy(F)                                                                        \
+	F(U64, device)                                                                             \
+	F(U64, stream)                                                                             \
+	F(SEQ, correlation)                                                                        \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, bytes)                                                                              \
+	F(U64, copy_kind)                                                                          \
+	F(U64, src_kind)                                                                           \
+	F(U64, dst_kind)                                                                           \
+	F(U64, flags) /* CUpti_ActivityFlag: ASYNC */                                              \
+	F(U64, graph_id)
+
+/* A memset as the GPU ran it. */
+#define GW_FIELDS_memset(F)                                                                        \
+	F(U64, device)                                                                             \
+	F(U64, stream)                                                                             \
+	F(SEQ, correlation)                                                                        \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, bytes)                                                                              \
+	F(U64, value)                                                                              \
+	F(U64, mem_kind)                                                                           \
+	F(U64, flags)                                                                              \
+	F(U64, graph_id)
+
+/* An allocation or a free, recorded at the API call's exit (so it has a stack). */
+#define GW_FIELDS_memory(F)                                                                        \
+	F(TIME, time_ns)                                                                           \
+	F(U64, op)	 /* enum gw_memory_op */                                                   \
+	F(U64, mem_kind) /* enum gw_mem_kind */                                                    \
+	F(U64, tid)                                                                                \
+	F(SEQ, correlation)                                                                        \
+	F(U64, device)                                                                             \
+	F(U64, address)                                                                            \
+	F(U64, bytes) /* 0 for a free: the reader pairs it with its allocation */                  \
+	F(U64, stream)                                                                             \
+	F(U64, stack_id)
+
+/* A synchronization as CUPTI saw it (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION). */
+#define GW_FIELDS_sync(F)                                                                          \
+	F(SEQ, correlation)                                                                        \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, type) /* CUpti_ActivitySynchronizationType */                                       \
+	F(U64, stream)                                                                             \
+	F(U64, event)
+
+/* Events lost since the previous DROPS record of the same source. */
+#define GW_FIELDS_drops(F)                                                                         \
+	F(TIME, time_ns)                                                                           \
+	F(U64, source) /* enum gw_drop_source */                                                   \
+	F(U64, count)
+
+/* Something a reader of the trace must know: capture degraded, a limit hit. */
+#define GW_FIELDS_note(F)                                                                          \
+	F(TIME, time_ns)                                                                           \
+	F(U64, level) /* enum gw_note_level */                                                     \
+	F(BYTES, text)
+
+/* Written only on a clean close: its absence means the process died mid-run. */
+#define GW_FIELDS_footer(F)                                                                        \
+	F(TIME, end_ns)                                                                            \
+	F(U64, records) /* records written, this one excluded */                                   \
+	F(U64, dropped) /* records dropped, all sources */                                         \
+	F(U64, flags)	/* GW_FOOTER_* */
+
+/* The decoded record structs: struct gw_rec_api and so on. */
+#define GW_FIELD_MEMBER(kind, name) GW_CTYPE_##kind name;
+#define GW_RECORD_STRUCT(NAME, name, id, ver)                                                      \
+	struct gw_rec_##name {                                                                     \
+		GW_FIELDS_##name(GW_FIELD_MEMBER)                                                  \
+	};
+GW_RECORDS(GW_RECORD_STRUCT)
+#undef GW_RECORD_STRUCT
+
+enum gw_rec_type {
+#define GW_RECORD_ENUM(NAME, name, id, ver) GW_REC_##NAME = id,
+	GW_RECORDS(GW_RECORD_ENUM)
+#undef GW_RECORD_ENUM
+};
+
+enum gw_rec_version {
+#define GW_RECORD_VERSION(NAME, name, id, ver) GW_REC_##NAME##_VERSION = ver,
+	GW_RECORDS(GW_RECORD_VERSION)
+#undef GW_RECORD_VERSION
+};
+
+/* Any record, tagged by its type. */
+struct gw_record {
+	uint8_t type;	 /* enum gw_rec_type; may be one this reader does not know */
+	uint8_t version; /* as written */
+	union {
+#define GW_RECORD_UNION(NAME, name, id, ver) struct gw_rec_##name name;
+		GW_RECORDS(GW_RECORD_UNION)
+#undef GW_RECORD_UNION
+	};
+};
+
+enum gw_header_flags {
+	GW_HEADER_STACKS = 1u << 0, /* stacks were captured */
+	GW_HEADER_FORKED = 1u << 1, /* this process is a fork child of ppid */
+};
+
+enum gw_footer_flags {
+	GW_FOOTER_SIGNAL = 1u << 0, /* closed from a termination signal handler */
+};
+
+enum gw_capture_mode {
+	GW_CAPTURE_NONE = 0, /* no GPU events: see the NOTE records for why */
+	GW_CAPTURE_CUPTI = 1,
+};
+
+enum gw_string_kind {
+	GW_STRING_KERNEL = 1, /* mangled kernel name */
+	GW_STRING_API = 2,    /* CUDA API function name */
+	GW_STRING_OTHER = 3,
+};
+
+enum gw_module_event {
+	GW_MODULE_LOADED = 1,
+	GW_MODULE_UNLOADED = 2,
+};
+
+enum gw_api_category {
+	GW_API_OTHER = 0,
+	GW_API_LAUNCH = 1, /* a kernel launch */
+	GW_API_GRAPH_LAUNCH = 2,
+	GW_API_MEMCPY = 3,
+	GW_API_MEMSET = 4,
+	GW_API_ALLOC = 5,
+	GW_API_FREE = 6,
+	GW_API_SYNC = 7,	/* device / stream / event synchronize */
+	GW_API_EVENT = 8,	/* event record, query */
+	GW_API_STREAM_WAIT = 9, /* stream wait event */
+};
+
+enum gw_sync_kind {
+	GW_SYNC_NONE = 0,     /* never waits for the GPU */
+	GW_SYNC_EXPLICIT = 1, /* device/stream/event synchronize */
+	GW_SYNC_COPY = 2,     /* a synchronous copy or memset, or an async one that
+	                                 touches pageable memory */
+	GW_SYNC_IMPLICIT = 3, /* free and friends: an implicit device synchronization */
+};
+
+enum gw_memory_op {
+	GW_MEMORY_ALLOC = 1,
+	GW_MEMORY_FREE = 2,
+};
+
+enum gw_mem_kind {
+	GW_MEM_DEVICE = 1, /* cudaMalloc, cuMemAlloc */
+	GW_MEM_ASYNC = 2,  /* cudaMallocAsync, pools */
+	GW_MEM_MANAGED = 3,
+	GW_MEM_HOST_PINNED = 4,
+	GW_MEM_VMM = 5, /* cuMemCreate */
+};
+
+enum gw_drop_source {
+	GW_DROP_THREAD_BUFFER = 1, /* a thread's buffer was full: the writer fell behind */
+	GW_DROP_CUPTI = 2,	   /* CUPTI's own dropped activity records */
+	GW_DROP_WRITE = 3,	   /* a frame could not be written (disk full, limit) */
+};
+
+enum gw_note_level {
+	GW_NOTE_INFO = 0,
+	GW_NOTE_WARNING = 1,
+};
