@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/* The report model: every SM-second of one or more traces attributed to a bucket, with sites. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpuwhy/trace-format.h>
+
+/* The buckets, in DESIGN's order (analysis/buckets.def is the one table). */
+enum gw_bucket {
+#define B(NAME, key, label, cause, remedy) GW_BUCKET_##NAME,
+#include "buckets.def"
+#undef B
+	GW_BUCKET_COUNT
+};
+
+struct gw_bucket_info {
+	const char *key;    /* JSON breakdown key, e.g. "host_sync" */
+	const char *label;  /* for humans */
+	int cause;	    /* 1-6: the cause of "memory full, compute idle"; 0 none */
+	const char *remedy; /* one-line short remedy */
+};
+
+/* Indexed by enum gw_bucket. */
+extern const struct gw_bucket_info gw_buckets[GW_BUCKET_COUNT];
+
+/* The bucket whose key is `key`, or -EINVAL. */
+int gw_bucket_from_key(const char *key);
+
+/* Settings of an analysis. Call gw_analysis_options_init() first, then override. */
+struct gw_analysis_options {
+	uint64_t tiny_ns;	/* a kernel shorter than this is tiny (10 us) */
+	uint64_t starve_ns;	/* a starved gap up to this is launch_overhead (100 us) */
+	unsigned timeline_bins; /* bins of the drawing timeline over the window (240); 0 none */
+	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
+	bool symbolize;		/* symbolize call sites with libdwfl (true) */
+	unsigned top_n;		/* rows kept per site list (10) */
+};
+
+void gw_analysis_options_init(struct gw_analysis_options *opt);
+
+/*
+ * Occupancy: thread blocks of one kernel that fit on one SM at once, from the device's per-SM
+ * limits. threads are rounded up to whole warps; a resource that is 0 (unknown) does not
+ * limit; at least 1 (a kernel that did run had at least one block resident).
+ *   min(max_blocks_per_sm, max_threads_per_sm / threads, regs_per_sm / (regs * threads),
+ *       smem_per_sm / smem)
+ */
+struct gw_device_limits {
+	uint64_t sm_count;
+	uint64_t max_threads_per_sm;
+	uint64_t max_blocks_per_sm;
+	uint64_t regs_per_sm;
+	uint64_t smem_per_sm_bytes;
+	uint64_t warp_size;
+};
+uint64_t gw_blocks_per_sm(const struct gw_device_limits *d, uint64_t threads_per_block,
+			  uint64_t regs_per_thread, uint64_t smem_per_block_bytes);
+
+/* SM fill of one kernel: waves = blocks / (SMs * blocks_per_sm); waves if < 1, else
+ * waves / ceil(waves) (the tail effect). In [0, 1]. */
+double gw_kernel_fill(const struct gw_device_limits *d, uint64_t blocks, uint64_t threads_per_block,
+		      uint64_t regs_per_thread, uint64_t smem_per_block_bytes);
+
+/* The class of a kernel from its (demangled or mangled) name: GW_BUCKET_COMPUTE,
+ * _COMMUNICATION, _LOW_INTENSITY or _BANDWIDTH_BOUND (analysis/kernel-classes.def).
+ * *ret_classified (may be NULL) is false when no rule matched and compute is the default. */
+enum gw_bucket gw_kernel_class(const char *name, bool *ret_classified);
+
+/* A symbolized call site: the first frame outside libgpuwhy, the CUDA runtime, CUPTI, the
+ * driver and gpusim, and the frames below it. */
+struct gw_site {
+	unsigned trace;	   /* index of the trace the stack came from */
+	uint64_t stack_id; /* 0: no stack recorded */
+	char *text;	   /* "function (file.c:88)", "module+0x1a2b" or "(no stack)" */
+	char *function;	   /* demangled; NULL unknown */
+	char *file;	   /* NULL without debug info */
+	unsigned line;
+	char *module; /* basename of the object */
+	uint64_t offset;
+	char **frames; /* display strings of the user frames, outermost last */
+	unsigned n_frames;
+};
+
+/* A synchronizing call site (cause 6). */
+struct gw_sync_site {
+	struct gw_site site;
+	char *api;		     /* "cudaDeviceSynchronize" */
+	enum gw_sync_kind kind;	     /* explicit / copy / implicit */
+	uint64_t count;		     /* calls */
+	uint64_t wait_ns;	     /* sum of W: time the host waited while the device was busy */
+	double exposed_sm_ns;	     /* host_sync SM-ns this site's debt took */
+	uint64_t exposed_ns;	     /* the same in device time (SM-ns / SMs) */
+	uint64_t host_work_after_ns; /* host_work in gaps right after it, beyond the debt */
+};
+
+/* Kernels shorter than tiny_ns, by name. */
+struct gw_tiny_kernel {
+	char *name;		/* demangled */
+	uint64_t count;		/* tiny runs of it */
+	uint64_t total_ns;	/* their GPU time */
+	uint64_t gap_before_ns; /* idle device time right before them (their launch cost) */
+	struct gw_site site;	/* a launch site (first launch with a stack) */
+};
+
+/* Allocations by call site. */
+struct gw_alloc_site {
+	struct gw_site site;
+	enum gw_mem_kind kind;
+	uint64_t count;
+	uint64_t bytes;	      /* total allocated */
+	uint64_t max_bytes;   /* largest single allocation */
+	uint64_t never_freed; /* allocations still live at the end */
+	uint64_t never_freed_bytes;
+};
+
+/* A repeated sequence of 2-8 tiny kernels on one stream. */
+struct gw_fusion_candidate {
+	char **names; /* demangled, in launch order */
+	unsigned n_kernels;
+	uint64_t occurrences;
+	uint64_t kernel_ns; /* GPU time of the kernels, all occurrences */
+	uint64_t saved_ns;  /* idle time between them (what one fused kernel gives back) */
+	struct gw_site site;
+};
+
+/* An attributed idle stretch of a device (state C, or its pieces), for timeline exports. */
+struct gw_gap {
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t device; /* index into gw_analysis.devices */
+	uint8_t bucket;	 /* enum gw_bucket */
+};
+
+/* One bin of the drawing timeline: [start_ns, start_ns + bin_ns) of the merged window. */
+struct gw_timeline_bin {
+	double sm_ns[GW_BUCKET_COUNT]; /* all devices */
+	double sm_busy;		       /* mean fill over the bin, SM-weighted */
+	double kernel_active;	       /* share of the bin with a kernel running (any device) */
+	uint64_t live_bytes_max;       /* device bytes live, all devices */
+};
+
+struct gw_counts {
+	uint64_t kernels;
+	uint64_t tiny_kernels;
+	uint64_t launches; /* launch API calls (kernel and graph) */
+	uint64_t host_syncs;
+	uint64_t memcpy;
+	uint64_t memset;
+	uint64_t allocations;
+	uint64_t frees;
+};
+
+struct gw_memory {
+	uint64_t peak_bytes; /* device memory live at the peak (device, async, VMM) */
+	uint64_t final_bytes;
+	double growth_bytes_per_s; /* least-squares slope of live bytes over time */
+	uint64_t total_bytes;	   /* device memory; 0 unknown */
+	double peak_fraction;	   /* peak / total; 0 unknown */
+	uint64_t managed_peak_bytes;
+	uint64_t pinned_peak_bytes;
+	uint64_t never_freed;
+	uint64_t never_freed_bytes;
+};
+
+struct gw_utilization {
+	double kernel_active;	 /* share of the window with any kernel running (nvidia-smi) */
+	double sm_busy;		 /* mean SM fill: an estimate of DCGM SM_ACTIVE */
+	double compute;		 /* the compute bucket */
+	double memory_bandwidth; /* measured counters only; < 0: not measured (JSON null) */
+};
+
+/* One device of one trace. */
+struct gw_device_result {
+	unsigned trace;
+	uint64_t id; /* CUDA device ordinal */
+	char *name;
+	uint64_t sm_count;
+	uint64_t memory_total_bytes;
+	bool described; /* false: no DEVICE record; limits are assumed (see warnings) */
+	uint64_t start_ns, end_ns;
+	double sm_ns[GW_BUCKET_COUNT];
+	double budget_sm_ns; /* (end - start) * sm_count; sm_ns sums to it */
+	double breakdown[GW_BUCKET_COUNT];
+	uint64_t kernel_active_ns;
+	uint64_t peak_bytes;
+};
+
+/* One input trace. */
+struct gw_trace_info {
+	char *path;
+	uint64_t pid;
+	int64_t rank;
+	char *command; /* argv joined by spaces */
+	uint64_t records;
+	uint64_t dropped_records;
+	bool truncated;
+	bool clean_exit;
+	uint64_t start_ns, end_ns; /* its devices' window */
+	double breakdown[GW_BUCKET_COUNT];
+	enum gw_bucket dominant, top_idle;
+	struct gw_counts counts;
+	uint64_t peak_bytes;
+};
+
+struct gw_recommendation {
+	enum gw_bucket bucket; /* the bucket it addresses; GW_BUCKET_COUNT: the quadrant */
+	double fraction;       /* that bucket's share */
+	char *text;	       /* with this run's numbers, a trade-off and a check to make */
+};
+
+/* The result. Times are trace-clock ns. With several traces, breakdown and everything below
+ * are the merged view; traces[] has a row per trace. */
+struct gw_analysis {
+	struct gw_trace_info *traces;
+	unsigned n_traces;
+	struct gw_device_result *devices;
+	unsigned n_devices;
+
+	uint64_t start_ns, end_ns;	   /* earliest device start, latest device end */
+	double breakdown[GW_BUCKET_COUNT]; /* SM-time fractions over all devices; sum to 1 */
+	double sm_ns[GW_BUCKET_COUNT];
+	double budget_sm_ns;
+	enum gw_bucket dominant;
+	enum gw_bucket top_idle; /* largest bucket other than compute */
+
+	/* Cause 5 split (SM-ns): queued work (rule C1), inside launch calls, between them. */
+	double launch_queued_sm_ns, launch_in_call_sm_ns, launch_between_sm_ns;
+	double unclassified_kernel_share; /* of kernel time: names matched no class rule */
+
+	struct gw_counts counts;
+	struct gw_memory memory;
+	struct gw_utilization util;
+	bool memory_high, compute_high; /* the quadrant */
+
+	struct gw_sync_site *sync_sites; /* by exposed idle, largest first */
+	unsigned n_sync_sites;
+	struct gw_tiny_kernel *tiny_kernels; /* by count, largest first */
+	unsigned n_tiny_kernels;
+	struct gw_alloc_site *alloc_sites; /* by bytes, largest first */
+	unsigned n_alloc_sites;
+	struct gw_fusion_candidate *fusion; /* by saved_ns, largest first */
+	unsigned n_fusion;
+	struct gw_recommendation *recs; /* quadrant first, then causes by size */
+	unsigned n_recs;
+
+	struct gw_timeline_bin *bins;
+	unsigned n_bins;
+	uint64_t bin_ns;
+	struct gw_gap *gaps; /* time order per device; only with keep_gaps */
+	size_t n_gaps;
+
+	char **warnings; /* for humans: truncated trace, drops, missing device records */
+	unsigned n_warnings;
+
+	size_t events_held; /* compact events held at the peak, for the memory-per-event figure */
+	size_t bytes_held;
+};
+
+/*
+ * Streaming analysis: feed the decoded records of one or more traces, then finish.
+ * gw_analyzer_begin_trace() starts a trace (records before the first call belong to an
+ * unnamed trace). Records may arrive in any order within a trace. BYTES and IPS inside a
+ * record are copied. Memory held: a compact entry (<= 64 bytes) per GPU operation, per API
+ * call that matters and per allocation. Returns >= 0 or -errno (-ENOMEM).
+ */
+struct gw_analyzer;
+int gw_analyzer_new(const struct gw_analysis_options *opt, struct gw_analyzer **ret);
+int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path);
+int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec);
+/* What the reader knows about the current trace's end. */
+void gw_analyzer_end_trace(struct gw_analyzer *a, bool truncated, bool clean_exit);
+/* Attribute everything. *ret is owned by the caller (gw_analysis_free). The analyzer can
+ * only be freed afterwards. */
+int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret);
+void gw_analyzer_free(struct gw_analyzer *a);
+
+/*
+ * Read and analyse n trace files (gw_reader). On failure returns -errno and, when the error
+ * belongs to one file, sets *ret_failed (may be NULL) to its index (else -1); the reason is
+ * gw_reader_strerror(err). A truncated trace is not a failure: it is analysed up to its last
+ * good frame and a warning is added.
+ */
+int gw_analyze_files(const char *const *paths, int n, const struct gw_analysis_options *opt,
+		     struct gw_analysis **ret, int *ret_failed);
+
+void gw_analysis_free(struct gw_analysis *a);
