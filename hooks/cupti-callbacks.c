@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: MIT */
+/* CUPTI API callbacks: one GW_REC_API record per recorded call, plus GW_REC_MEMORY for
+ * allocations and frees, with stacks where hooks/api-table.def and the sampling rule ask. */
+#include <gpuwhy/trace-format.h>
+
+#include "clock.h"
+#include "subscriber.h"
+#include "intern.h"
+#include "runtime.h"
+#include "stacks.h"
+#include "trace-writer.h"
+
+#define GW_MEM_0 0
+
+const struct gw_api_row gw_api_rows[] = {
+#define GW_RT(fn, cat, sync, mem, args)                                                            \
+	{CUPTI_CB_DOMAIN_RUNTIME_API,                                                              \
+	 CUPTI_RUNTIME_TRACE_CBID_##fn,                                                            \
+	 #fn,                                                                                      \
+	 GW_API_##cat,                                                                             \
+	 GW_SYNC_##sync,                                                                           \
+	 GW_MEM_##mem},
+#define GW_DRV(fn, cat, sync, mem, args)                                                           \
+	{CUPTI_CB_DOMAIN_DRIVER_API,                                                               \
+	 CUPTI_DRIVER_TRACE_CBID_##fn,                                                             \
+	 #fn,                                                                                      \
+	 GW_API_##cat,                                                                             \
+	 GW_SYNC_##sync,                                                                           \
+	 GW_MEM_##mem},
+#include "api-table.def"
+#undef GW_RT
+#undef GW_DRV
+};
+
+const unsigned gw_api_rows_count = sizeof(gw_api_rows) / sizeof(gw_api_rows[0]);
+
+/* The same rows indexed by callback id, so the callback finds its row in one load. */
+struct api_info {
+	const char *name;
+	uint8_t present, category, sync_kind, mem_kind;
+};
+
+static const struct api_info runtime_info[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {
+#define GW_RT(fn, cat, sync, mem, args)                                                            \
+	[CUPTI_RUNTIME_TRACE_CBID_##fn] = {#fn, 1, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem},
+#define GW_DRV(fn, cat, sync, mem, args)
+#include "api-table.def"
+#undef GW_RT
+#undef GW_DRV
+};
+
+static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
+#define GW_RT(fn, cat, sync, mem, args)
+#define GW_DRV(fn, cat, sync, mem, args)                                                           \
+	[CUPTI_DRIVER_TRACE_CBID_##fn] = {#fn, 1, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem},
+#include "api-table.def"
+#undef GW_RT
+#undef GW_DRV
+};
+
+/*
+ * Parameter readers: GW_ARGS_<name>(record, parameter struct type, parameters). Pointers that
+ * the call fills (allocations) are read at the call's exit, which is when records are made.
+ */
+#define U(x)			((uint64_t)(uintptr_t)(x))
+#define OUT(ptr)		((ptr) ? U(*(ptr)) : 0)
+#define GW_ARGS_NONE(r, T, in_) (void)(in_)
+#define GW_ARGS_LAUNCH_RT(r, T, in_)                                                               \
+	do {                                                                                       \
+		const T *p = (in_);                                                                \
+		set_launch(r, p->gridDim.x, p->gridDim.y, p->gridDim.z, p->blockDim.x,             \
+			   p->blockDim.y, p->blockDim.z, p->sharedMem, U(p->stream));              \
+	} while (0)
+#define GW_ARGS_LAUNCH_RT_EX(r, T, in_)                                                            \
+	do {                                                                                       \
+		const cudaLaunchConfig_t *c = ((const T *)(in_))->config;                          \
+		if (c)                                                                             \
+			set_launch(r, c->gridDim.x, c->gridDim.y, c->gridDim.z, c->blockDim.x,     \
+				   c->blockDim.y, c->blockDim.z, c->dynamicSmemBytes,              \
+				   U(c->stream));                                                  \
+	} while (0)
+#define GW_ARGS_LAUNCH_DRV(r, T, in_)                                                              \
+	do {                                                                                       \
+		const T *p = (in_);                                                                \
+		set_launch(r, p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,   \
+			   p->blockDimZ, p->sharedMemBytes, U(p->hStream));                        \
+	} while (0)
+#define GW_ARGS_LAUNCH_DRV_EX(r, T, in_)                                                           \
+	do {                                                                                       \
+		const CUlaunchConfig *c = ((const T *)(in_))->config;                              \
+		if (c)                                                                             \
+			set_launch(r, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,         \
+				   c->blockDimY, c->blockDimZ, c->sharedMemBytes, U(c->hStream));  \
+	} while (0)
+#define GW_ARGS_STREAM_RT(r, T, in_)	    ((r)->stream = U(((const T *)(in_))->stream))
+#define GW_ARGS_STREAM_DRV(r, T, in_)	    ((r)->stream = U(((const T *)(in_))->hStream))
+#define GW_ARGS_STREAM_RT_GRAPH(r, T, in_)  GW_ARGS_STREAM_RT(r, T, in_)
+#define GW_ARGS_STREAM_DRV_GRAPH(r, T, in_) GW_ARGS_STREAM_DRV(r, T, in_)
+#define GW_ARGS_STREAM_RT_EVENT(r, T, in_)  GW_ARGS_STREAM_RT(r, T, in_)
+#define GW_ARGS_STREAM_DRV_EVENT(r, T, in_) GW_ARGS_STREAM_DRV(r, T, in_)
+#define GW_MEMARGS(r, T, in_, out, size, strm)                                                     \
+	do {                                                                                       \
+		const T *p = (in_);                                                                \
+		(r)->dst = (out);                                                                  \
+		(r)->bytes = (size);                                                               \
+		(r)->stream = (strm);                                                              \
+	} while (0)
+#define GW_ARGS_ALLOC_RT(r, T, in_)	      GW_MEMARGS(r, T, in_, OUT(p->devPtr), p->size, 0)
+#define GW_ARGS_ALLOC_RT_HOST(r, T, in_)      GW_MEMARGS(r, T, in_, OUT(p->ptr), p->size, 0)
+#define GW_ARGS_ALLOC_RT_HOSTALLOC(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->pHost), p->size, 0)
+#define GW_ARGS_ALLOC_RT_ASYNC(r, T, in_)                                                          \
+	GW_MEMARGS(r, T, in_, OUT(p->devPtr), p->size, U(p->hStream))
+#define GW_ARGS_ALLOC_RT_POOL(r, T, in_)  GW_MEMARGS(r, T, in_, OUT(p->ptr), p->size, U(p->stream))
+#define GW_ARGS_FREE_RT(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->devPtr), 0, 0)
+#define GW_ARGS_FREE_RT_HOST(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->ptr), 0, 0)
+#define GW_ARGS_FREE_RT_ASYNC(r, T, in_)  GW_MEMARGS(r, T, in_, U(p->devPtr), 0, U(p->hStream))
+#define GW_ARGS_ALLOC_DRV(r, T, in_)	  GW_MEMARGS(r, T, in_, OUT(p->dptr), p->bytesize, 0)
+#define GW_ARGS_ALLOC_DRV_HOST(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->pp), p->bytesize, 0)
+#define GW_ARGS_ALLOC_DRV_ASYNC(r, T, in_)                                                         \
+	GW_MEMARGS(r, T, in_, OUT(p->dptr), p->bytesize, U(p->hStream))
+#define GW_ARGS_ALLOC_DRV_VMM(r, T, in_)  GW_MEMARGS(r, T, in_, OUT(p->handle), p->size, 0)
+#define GW_ARGS_FREE_DRV(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->dptr), 0, 0)
+#define GW_ARGS_FREE_DRV_HOST(r, T, in_)  GW_MEMARGS(r, T, in_, U(p->p), 0, 0)
+#define GW_ARGS_FREE_DRV_ASYNC(r, T, in_) GW_MEMARGS(r, T, in_, U(p->dptr), 0, U(p->hStream))
+#define GW_ARGS_FREE_DRV_VMM(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->handle), 0, 0)
+#define GW_COPYARGS(r, T, in_, d, s, n, k, strm)                                                   \
+	do {                                                                                       \
+		const T *p = (in_);                                                                \
+		(r)->dst = (d);                                                                    \
+		(r)->src = (s);                                                                    \
+		(r)->bytes = (n);                                                                  \
+		(r)->copy_kind = (k);                                                              \
+		(r)->stream = (strm);                                                              \
+	} while (0)
+#define GW_ARGS_COPY_RT(r, T, in_)                                                                 \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, (uint64_t)p->kind, 0)
+#define GW_ARGS_COPY_RT_ASYNC(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_RT_2D(r, T, in_)                                                              \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), (uint64_t)p->width * p->height,               \
+		    (uint64_t)p->kind, 0)
+#define GW_ARGS_COPY_RT_2D_ASYNC(r, T, in_)                                                        \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), (uint64_t)p->width * p->height,               \
+		    (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_RT_TO_SYMBOL(r, T, in_)                                                       \
+	GW_COPYARGS(r, T, in_, U(p->symbol), U(p->src), p->count, (uint64_t)p->kind, 0)
+#define GW_ARGS_COPY_RT_TO_SYMBOL_ASYNC(r, T, in_)                                                 \
+	GW_COPYARGS(r, T, in_, U(p->symbol), U(p->src), p->count, (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_RT_FROM_SYMBOL(r, T, in_)                                                     \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, 0)
+#define GW_ARGS_COPY_RT_FROM_SYMBOL_ASYNC(r, T, in_)                                               \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_DRV(r, T, in_)                                                                \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->ByteCount, cudaMemcpyDefault, 0)
+#define GW_ARGS_COPY_DRV_ASYNC(r, T, in_)                                                          \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->ByteCount, cudaMemcpyDefault, U(p->hStream))
+#define GW_ARGS_COPY_DRV_HTOD(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcHost), p->ByteCount,                       \
+		    cudaMemcpyHostToDevice, 0)
+#define GW_ARGS_COPY_DRV_HTOD_ASYNC(r, T, in_)                                                     \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcHost), p->ByteCount,                       \
+		    cudaMemcpyHostToDevice, U(p->hStream))
+#define GW_ARGS_COPY_DRV_DTOH(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dstHost), U(p->srcDevice), p->ByteCount,                       \
+		    cudaMemcpyDeviceToHost, 0)
+#define GW_ARGS_COPY_DRV_DTOH_ASYNC(r, T, in_)                                                     \
+	GW_COPYARGS(r, T, in_, U(p->dstHost), U(p->srcDevice), p->ByteCount,                       \
+		    cudaMemcpyDeviceToHost, U(p->hStream))
+#define GW_ARGS_COPY_DRV_DTOD(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcDevice), p->ByteCount,                     \
+		    cudaMemcpyDeviceToDevice, 0)
+#define GW_ARGS_COPY_DRV_DTOD_ASYNC(r, T, in_)                                                     \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcDevice), p->ByteCount,                     \
+		    cudaMemcpyDeviceToDevice, U(p->hStream))
+#define GW_SETARGS(r, T, in_, d, n, strm)                                                          \
+	do {                                                                                       \
+		const T *p = (in_);                                                                \
+		(r)->dst = (d);                                                                    \
+		(r)->bytes = (n);                                                                  \
+		(r)->stream = (strm);                                                              \
+	} while (0)
+#define GW_ARGS_MEMSET_RT(r, T, in_) GW_SETARGS(r, T, in_, U(p->devPtr), p->count, 0)
+#define GW_ARGS_MEMSET_RT_ASYNC(r, T, in_)                                                         \
+	GW_SETARGS(r, T, in_, U(p->devPtr), p->count, U(p->stream))
+#define GW_ARGS_MEMSET_DRV_D8(r, T, in_)  GW_SETARGS(r, T, in_, U(p->dstDevice), p->N, 0)
+#define GW_ARGS_MEMSET_DRV_D32(r, T, in_) GW_SETARGS(r, T, in_, U(p->dstDevice), p->N * 4, 0)
+#define GW_ARGS_MEMSET_DRV_D8_ASYNC(r, T, in_)                                                     \
+	GW_SETARGS(r, T, in_, U(p->dstDevice), p->N, U(p->hStream))
+#define GW_ARGS_MEMSET_DRV_D32_ASYNC(r, T, in_)                                                    \
+	GW_SETARGS(r, T, in_, U(p->dstDevice), p->N * 4, U(p->hStream))
+
+static void set_launch(struct gw_rec_api *r, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+		       unsigned by, unsigned bz, uint64_t smem, uint64_t stream)
+{
+	r->grid_x = gx;
+	r->grid_y = gy;
+	r->grid_z = gz;
+	r->block_x = bx;
+	r->block_y = by;
+	r->block_z = bz;
+	r->shared_mem_bytes = smem;
+	r->stream = stream;
+}
+
+static void read_args(struct gw_rec_api *r, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		      const void *params)
+{
+	if (!params)
+		return;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		switch (cbid) {
+#define GW_RT(fn, cat, sync, mem, args)                                                            \
+	case CUPTI_RUNTIME_TRACE_CBID_##fn:                                                        \
+		GW_ARGS_##args(r, fn##_params, params);                                            \
+		break;
+#define GW_DRV(fn, cat, sync, mem, args)
+#include "api-table.def"
+#undef GW_RT
+#undef GW_DRV
+		default:
+			break;
+		}
+	} else {
+		switch (cbid) {
+#define GW_RT(fn, cat, sync, mem, args)
+#define GW_DRV(fn, cat, sync, mem, args)                                                           \
+	case CUPTI_DRIVER_TRACE_CBID_##fn:                                                         \
+		GW_ARGS_##args(r, fn##_params, params);                                            \
+		break;
+#include "api-table.def"
+#undef GW_RT
+#undef GW_DRV
+		default:
+			break;
+		}
+	}
+}
+
+/* Calls in progress on this thread: enter times, and how many recorded runtime calls are
+ * open (a driver call inside one is the same application call, recorded once). */
+#define MAX_NESTING 16
+struct call_stack {
+	uint64_t start_ns[MAX_NESTING];
+	uint32_t depth;
+	uint32_t runtime_depth;
+	uint32_t anonymous_launches;
+	CUcontext context; /* the last context seen, and its device */
+	uint32_t device;
+};
+
+static __thread struct call_stack calls;
+
+static uint32_t device_of(CUcontext ctx)
+{
+	uint32_t dev = 0;
+
+	if (!ctx)
+		return 0;
+	if (ctx == calls.context)
+		return calls.device;
+	if (gw_cupti.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+		dev = 0;
+	calls.context = ctx;
+	calls.device = dev;
+	return dev;
+}
+
+static void record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const struct api_info *info,
+		   const CUpti_CallbackData *cb, uint64_t start_ns)
+{
+	struct gw_rec_api r = {
+		.start_ns = start_ns,
+		.end_ns = gw_now_ns(),
+		.correlation = cb->correlationId,
+		.category = info->category,
+		.sync_kind = info->sync_kind,
+		.domain = domain,
+		.cbid = cbid,
+	};
+	bool stack = gw_stacks_enabled() &&
+		     (info->sync_kind != GW_SYNC_NONE || info->category == GW_API_ALLOC ||
+		      info->category == GW_API_FREE);
+
+	r.tid = gw_thread_id();
+	r.name_id =
+		gw_intern_string(GW_STRING_API, cb->functionName ? cb->functionName : info->name);
+	if (cb->functionReturnValue)
+		r.status = domain == CUPTI_CB_DOMAIN_RUNTIME_API
+				   ? (uint64_t) * (const cudaError_t *)cb->functionReturnValue
+				   : (uint64_t) * (const CUresult *)cb->functionReturnValue;
+	r.device = device_of(cb->context);
+	read_args(&r, domain, cbid, cb->functionParams);
+	if (info->category == GW_API_LAUNCH) {
+		uint32_t n;
+
+		r.kernel_name_id = gw_intern_string(GW_STRING_KERNEL, cb->symbolName);
+		n = r.kernel_name_id ? gw_intern_count_launch(r.kernel_name_id)
+				     : ++calls.anonymous_launches;
+		stack = stack || (gw_stacks_enabled() && gw_stack_sample_launch(n));
+	}
+	if (stack)
+		r.stack_id = gw_stack_capture();
+	gw_emit(GW_REC_API, &r);
+
+	if ((info->category == GW_API_ALLOC || info->category == GW_API_FREE) && !r.status &&
+	    r.dst) {
+		struct gw_rec_memory m = {
+			.time_ns = r.end_ns,
+			.op = info->category == GW_API_ALLOC ? GW_MEMORY_ALLOC : GW_MEMORY_FREE,
+			.mem_kind = info->mem_kind,
+			.tid = r.tid,
+			.correlation = r.correlation,
+			.device = r.device,
+			.address = r.dst,
+			.bytes = r.bytes,
+			.stream = r.stream,
+			.stack_id = r.stack_id,
+		};
+
+		gw_emit(GW_REC_MEMORY, &m);
+	}
+}
+
+void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
+				   CUpti_CallbackId cbid, const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+	const struct api_info *info;
+	bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
+
+	(void)userdata;
+	if (runtime) {
+		if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
+			return;
+		info = &runtime_info[cbid];
+	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (calls.runtime_depth || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+			return;
+		info = &driver_info[cbid];
+	} else {
+		return;
+	}
+	if (!info->present || !cb)
+		return;
+
+	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (calls.depth < MAX_NESTING)
+			calls.start_ns[calls.depth] = gw_now_ns();
+		calls.depth++;
+		calls.runtime_depth += runtime;
+		return;
+	}
+	/* An exit whose enter came before the subscription has nothing to pair with. */
+	if (!calls.depth || (runtime && !calls.runtime_depth))
+		return;
+	calls.depth--;
+	calls.runtime_depth -= runtime;
+	if (gw_capturing())
+		record(domain, cbid, info, cb,
+		       calls.depth < MAX_NESTING ? calls.start_ns[calls.depth] : gw_now_ns());
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+/* Finds and loads libcupti at run time, subscribes gpuwhy and enables what it records. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "subscriber.h"
+
+#ifndef GW_CUDA_ROOT
+#define GW_CUDA_ROOT "/usr/local/cuda"
+#endif
+
+struct gw_cupti_api gw_cupti;
+uint32_t gw_cupti_version;
+char gw_cupti_path[4096 + 64];
+
+static CUpti_SubscriberHandle subscriber;
+
+struct cudart_location {
+	char dir[4096];
+	char major[16]; /* "13" from libcudart.so.13; empty when unversioned */
+};
+
+static int find_cudart(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct cudart_location *loc = data;
+	const char *slash = strrchr(info->dlpi_name, '/');
+	const char *ver;
+	size_t dir_len;
+
+	(void)size;
+	if (!slash || strncmp(slash + 1, "libcudart.so", 12))
+		return 0;
+	dir_len = (size_t)(slash - info->dlpi_name);
+	if (dir_len >= sizeof(loc->dir))
+		return 0;
+	memcpy(loc->dir, info->dlpi_name, dir_len);
+	loc->dir[dir_len] = '\0';
+	ver = slash + 1 + 12;
+	if (*ver == '.')
+		snprintf(loc->major, sizeof(loc->major), "%.*s", (int)strcspn(ver + 1, "."),
+			 ver + 1);
+	return 1;
+}
+
+static void *try_open(const char *path)
+{
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (h)
+		snprintf(gw_cupti_path, sizeof(gw_cupti_path), "%s", path);
+	return h;
+}
+
+static void *search(const char *explicit_path, char *why, size_t why_size)
+{
+	struct cudart_location loc = {.dir = ""};
+	char path[4096 + 64];
+	void *h;
+
+	if (explicit_path) {
+		if (!(h = try_open(explicit_path)))
+			snprintf(why, why_size, "cannot load %s: %s", explicit_path, dlerror());
+		return h;
+	}
+
+	if (dl_iterate_phdr(find_cudart, &loc)) {
+		/* Beside libcudart (toolkit lib64 and gpusim), the toolkit's extras, and a pip
+		 * wheel's layout: nvidia/cuda_runtime/lib next to nvidia/cuda_cupti/lib. */
+		static const char *const rel[] = {"", "/../extras/CUPTI/lib64",
+						  "/../../cuda_cupti/lib"};
+
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			if (*loc.major) {
+				snprintf(path, sizeof(path), "%s%s/libcupti.so.%s", loc.dir, rel[i],
+					 loc.major);
+				if ((h = try_open(path)))
+					return h;
+			}
+			snprintf(path, sizeof(path), "%s%s/libcupti.so", loc.dir, rel[i]);
+			if ((h = try_open(path)))
+				return h;
+		}
+	}
+	{
+		static const char *const fixed[] = {
+			GW_CUDA_ROOT "/lib64/libcupti.so",
+			GW_CUDA_ROOT "/extras/CUPTI/lib64/libcupti.so",
+			"/usr/local/cuda/lib64/libcupti.so",
+			"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+			"libcupti.so." GW_CUPTI_SOVERSION,
+			"libcupti.so",
+		};
+
+		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+			if ((h = try_open(fixed[i])))
+				return h;
+	}
+	snprintf(why, why_size, "no libcupti found (set GPUWHY_CUPTI_PATH)");
+	return NULL;
+}
+
+int gw_cupti_load(const char *explicit_path, char *why, size_t why_size)
+{
+	void *h = search(explicit_path, why, why_size);
+
+	if (!h)
+		return -ENOENT;
+#define GW_CUPTI_RESOLVE(f)                                                                        \
+	gw_cupti.f = (__typeof__(f) *)dlsym(h, #f);                                                \
+	if (!gw_cupti.f) {                                                                         \
+		snprintf(why, why_size, "%s lacks %s", gw_cupti_path, #f);                         \
+		return -ENOSYS;                                                                    \
+	}
+	GW_CUPTI_FUNCTIONS(GW_CUPTI_RESOLVE)
+#undef GW_CUPTI_RESOLVE
+	if (gw_cupti.cuptiGetVersion(&gw_cupti_version) != CUPTI_SUCCESS)
+		gw_cupti_version = 0;
+	return 0;
+}
+
+static const char *result_text(CUptiResult r)
+{
+	const char *text = NULL;
+
+	if (gw_cupti.cuptiGetResultString(r, &text) != CUPTI_SUCCESS || !text)
+		text = "unknown error";
+	return text;
+}
+
+static uint64_t CUPTIAPI timestamp(void)
+{
+	return gw_now_ns();
+}
+
+int gw_cupti_subscribe(char *why, size_t why_size)
+{
+	CUptiResult r = gw_cupti.cuptiSubscribe(&subscriber, gw_cupti_on_callback, NULL);
+
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, why_size, "cuptiSubscribe: error %d (%s)%s", (int)r, result_text(r),
+			 r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+				 ? ": another tool holds CUPTI"
+				 : "");
+		return r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? -EBUSY : -EIO;
+	}
+	/* Registered once per process: re-registering corrupts kernel timestamps. */
+	r = gw_cupti.cuptiActivityRegisterTimestampCallback(timestamp);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, why_size, "cuptiActivityRegisterTimestampCallback: error %d (%s)",
+			 (int)r, result_text(r));
+		goto fail;
+	}
+	r = gw_cupti.cuptiActivityRegisterCallbacks(gw_cupti_buffer_requested,
+						    gw_cupti_buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		snprintf(why, why_size, "cuptiActivityRegisterCallbacks: error %d (%s)", (int)r,
+			 result_text(r));
+		goto fail;
+	}
+	return 0;
+fail:
+	gw_cupti_unsubscribe();
+	return -EIO;
+}
+
+void gw_cupti_unsubscribe(void)
+{
+	if (subscriber)
+		gw_cupti.cuptiUnsubscribe(subscriber);
+	subscriber = NULL;
+}
+
+int gw_cupti_enable(void)
+{
+	/* What gpuwhy turns into records; RUNTIME and DRIVER API records would repeat the
+	 * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
+	static const CUpti_ActivityKind kinds[] = {
+		CUPTI_ACTIVITY_KIND_DEVICE,	     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+		CUPTI_ACTIVITY_KIND_MEMCPY,	     CUPTI_ACTIVITY_KIND_MEMSET,
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	};
+	int failed = 0;
+
+	for (unsigned i = 0; i < gw_api_rows_count; i++)
+		if (gw_cupti.cuptiEnableCallback(1, subscriber, gw_api_rows[i].domain,
+						 gw_api_rows[i].cbid) != CUPTI_SUCCESS)
+			failed++;
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (gw_cupti.cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
+			failed++;
+	return failed;
+}
+
+void gw_cupti_flush(bool forced)
+{
+	gw_cupti.cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+}

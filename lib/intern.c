@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* Lock-free open-addressing tables that give strings and stacks their ids, emitting each once. */
+#include "intern.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "modules.h"
+#include "trace-writer.h"
+
+#define STRING_SLOTS (1u << 16)
+#define STACK_SLOTS  (1u << 18)
+#define ARENA_BYTES  (16u << 20)
+#define CACHE_SLOTS  256
+#define MAX_PROBES   64
+
+/*
+ * A slot holds a key hash (0 = empty); the id is the slot's index + 1, so a thread that finds
+ * the hash another thread just claimed knows the id without waiting for anything else.
+ */
+struct table {
+	_Atomic uint64_t *keys;
+	uint32_t mask;
+};
+
+static struct table strings, stacks;
+static const char *_Atomic *string_text; /* interned copies, by slot: the cache checks them */
+static _Atomic uint32_t *launch_counts;	 /* by string slot */
+static char *arena;
+static _Atomic size_t arena_used;
+static _Atomic unsigned generation = 1; /* bumped by reset: invalidates the thread caches */
+static _Atomic bool ready;
+
+struct cache_entry {
+	const char *ptr;
+	const char *text;
+	uint64_t id;
+	unsigned generation;
+	unsigned kind;
+};
+
+static __thread struct cache_entry cache[CACHE_SLOTS];
+
+uint64_t gw_hash_bytes(uint64_t h, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static void *map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+int gw_intern_init(void)
+{
+	if (atomic_load(&ready))
+		return 0;
+	strings.keys = map(STRING_SLOTS * sizeof(uint64_t));
+	strings.mask = STRING_SLOTS - 1;
+	stacks.keys = map(STACK_SLOTS * sizeof(uint64_t));
+	stacks.mask = STACK_SLOTS - 1;
+	string_text = map(STRING_SLOTS * sizeof(char *));
+	launch_counts = map(STRING_SLOTS * sizeof(uint32_t));
+	arena = map(ARENA_BYTES);
+	if (!strings.keys || !stacks.keys || !string_text || !launch_counts || !arena)
+		return -ENOMEM;
+	atomic_store(&ready, true);
+	return 0;
+}
+
+void gw_intern_reset(void)
+{
+	if (!atomic_load(&ready))
+		return;
+	/* MADV_DONTNEED on private anonymous memory gives zero pages back. */
+	madvise((void *)strings.keys, STRING_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
+	madvise((void *)stacks.keys, STACK_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
+	madvise((void *)string_text, STRING_SLOTS * sizeof(char *), MADV_DONTNEED);
+	madvise((void *)launch_counts, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
+	atomic_store(&arena_used, 0);
+	atomic_fetch_add(&generation, 1);
+}
+
+/* Returns the slot index + 1 and whether this call claimed it; 0 when the table is full. */
+static uint64_t claim(struct table *t, uint64_t key, bool *ret_new)
+{
+	uint32_t i = (uint32_t)(key ^ (key >> 29)) & t->mask;
+
+	*ret_new = false;
+	for (unsigned probe = 0; probe < MAX_PROBES; probe++, i = (i + 1) & t->mask) {
+		uint64_t cur = atomic_load_explicit(&t->keys[i], memory_order_acquire);
+
+		if (cur == key)
+			return i + 1;
+		if (cur)
+			continue;
+		if (atomic_compare_exchange_strong(&t->keys[i], &cur, key)) {
+			*ret_new = true;
+			return i + 1;
+		}
+		if (cur == key)
+			return i + 1;
+	}
+	return 0;
+}
+
+static const char *arena_copy(const char *text, size_t len)
+{
+	size_t at = atomic_fetch_add(&arena_used, len + 1);
+	char *dst;
+
+	if (at + len + 1 > ARENA_BYTES)
+		return NULL;
+	dst = arena + at;
+	memcpy(dst, text, len);
+	dst[len] = '\0';
+	return dst;
+}
+
+uint64_t gw_intern_string(unsigned kind, const char *text)
+{
+	struct cache_entry *c;
+	unsigned gen;
+	uint64_t key, id;
+	size_t len;
+	bool fresh;
+
+	if (!text || !atomic_load_explicit(&ready, memory_order_relaxed))
+		return 0;
+	gen = atomic_load_explicit(&generation, memory_order_relaxed);
+	c = &cache[((uintptr_t)text >> 3) & (CACHE_SLOTS - 1)];
+	if (c->ptr == text && c->generation == gen && c->kind == kind && !strcmp(text, c->text))
+		return c->id;
+
+	len = strlen(text);
+	key = gw_hash_bytes(gw_hash_bytes(GW_HASH_SEED, &kind, sizeof(kind)), text, len) | 1;
+	id = claim(&strings, key, &fresh);
+	if (!id)
+		return 0;
+	if (fresh) {
+		const char *copy = arena_copy(text, len);
+		struct gw_rec_string rec = {
+			.id = id,
+			.kind = kind,
+			.text = {(const uint8_t *)text, (uint32_t)len},
+		};
+
+		atomic_store_explicit(&string_text[id - 1], copy, memory_order_release);
+		gw_emit(GW_REC_STRING, &rec);
+	}
+	c->text = atomic_load_explicit(&string_text[id - 1], memory_order_acquire);
+	c->ptr = c->text ? text : NULL;
+	c->id = id;
+	c->generation = gen;
+	c->kind = kind;
+	return id;
+}
+
+uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
+{
+	uint64_t key, id;
+	bool fresh;
+
+	if (!depth || !atomic_load_explicit(&ready, memory_order_relaxed))
+		return 0;
+	key = GW_HASH_SEED;
+	/* Word at a time: a byte-wise hash of a 30-frame stack would cost more than the unwind. */
+	for (uint32_t i = 0; i < depth; i++) {
+		key = (key ^ ips[i]) * 0x9e3779b97f4a7c15ull;
+		key ^= key >> 32;
+	}
+	key |= 1;
+	id = claim(&stacks, key, &fresh);
+	if (fresh) {
+		struct gw_rec_stack rec = {.id = id, .ips = {ips, depth}};
+
+		/* A new stack may run through an object loaded since the last module scan. */
+		gw_modules_check(ips, depth);
+		gw_emit(GW_REC_STACK, &rec);
+	}
+	return id;
+}
+
+uint32_t gw_intern_count_launch(uint64_t name_id)
+{
+	if (!name_id || name_id > STRING_SLOTS)
+		return 0;
+	return atomic_fetch_add_explicit(&launch_counts[name_id - 1], 1, memory_order_relaxed) + 1;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Interning of strings (kernel and API names) and call stacks into trace ids, without locks. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <gpuwhy/trace-format.h>
+
+/*
+ * Maps memory for the tables (once; no-op after). Returns 0 or -errno. Until it succeeded,
+ * the intern functions return 0 ("none").
+ */
+int gw_intern_init(void);
+
+/*
+ * Forgets every id, so that the next trace (a fork child's) gets its STRING and STACK records
+ * again. Only when no other thread can be inside the intern functions (a fork child).
+ */
+void gw_intern_reset(void);
+
+/*
+ * The id of text (NUL-terminated) of kind enum gw_string_kind, emitting a GW_REC_STRING record
+ * the first time. Any thread, lock-free, no allocation. 0 when text is NULL or a table is full.
+ * A per-thread cache keyed by the pointer makes repeated calls with the same pointer cheap.
+ */
+uint64_t gw_intern_string(unsigned kind, const char *text);
+
+/*
+ * The id of the stack ips[0..depth) (innermost first), emitting a GW_REC_STACK record the first
+ * time. Stacks are identified by a 64-bit hash of their addresses. 0 when depth is 0 or the
+ * table is full. Any thread, lock-free, no allocation.
+ */
+uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth);
+
+/*
+ * How many times a kernel name id was launched, this launch included (for launch sampling).
+ * 0 for ids beyond the table.
+ */
+uint32_t gw_intern_count_launch(uint64_t name_id);
+
+/* 64-bit FNV-1a over len bytes, continued from h (start with GW_HASH_SEED). */
+#define GW_HASH_SEED 0xcbf29ce484222325ull
+uint64_t gw_hash_bytes(uint64_t h, const void *data, size_t len);

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/* Unwinds the current thread and turns the stack into a deduplicated id. */
+#include "stacks.h"
+
+#include <libunwind.h>
+
+#include <gpuwhy/trace-format.h>
+
+#include "intern.h"
+#include "modules.h"
+
+/* Deep enough for framework code between the application's call site and the CUDA call. */
+#define UNWIND_DEPTH 64
+
+uint64_t gw_stack_capture(void)
+{
+	void *raw[UNWIND_DEPTH];
+	uint64_t ips[UNWIND_DEPTH];
+	int n = unw_backtrace(raw, UNWIND_DEPTH);
+	uint32_t depth = 0;
+	int first = 0;
+
+	while (first < n && gw_modules_is_self((uint64_t)(uintptr_t)raw[first]))
+		first++;
+	for (int i = first; i < n; i++)
+		ips[depth++] = (uint64_t)(uintptr_t)raw[i];
+	if (!depth)
+		return 0;
+	return gw_intern_stack(ips, depth);
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/* Stack and string interning: ids, deduplication, one record per distinct item, launch
+ * sampling, the module map, and unwinding that skips gpuwhy's own frames. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "intern.h"
+#include "modules.h"
+#include "stacks.h"
+#include "trace-reader.h"
+#include "trace-writer.h"
+
+static char trace_path[64];
+
+static int start_trace(void **state)
+{
+	struct gw_writer_options opt = {0};
+	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
+	int fd;
+
+	(void)state;
+	snprintf(trace_path, sizeof(trace_path), "/tmp/gw-test-stacks-%d.zst", (int)getpid());
+	unlink(trace_path);
+	fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	opt.fd = fd;
+	if (fd < 0 || gw_intern_init() < 0)
+		return -1;
+	gw_intern_reset();
+	return gw_writer_start(&opt, &hdr) < 0;
+}
+
+struct counts {
+	unsigned strings, stacks, modules;
+	uint64_t stack_ids[8];
+	uint64_t first_ip_of_last_stack;
+	bool saw_self_exe;
+};
+
+static void read_back(struct counts *c)
+{
+	struct gw_reader *r;
+	struct gw_record rec;
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = '\0';
+	memset(c, 0, sizeof(*c));
+	assert_int_equal(gw_writer_stop(true, 0), 0);
+	assert_int_equal(gw_reader_open(trace_path, &r), 0);
+	while (gw_reader_next(r, &rec) == 1) {
+		switch (rec.type) {
+		case GW_REC_STRING:
+			c->strings++;
+			break;
+		case GW_REC_STACK:
+			if (c->stacks < 8)
+				c->stack_ids[c->stacks] = rec.stack.id;
+			c->stacks++;
+			c->first_ip_of_last_stack = rec.stack.ips.depth ? rec.stack.ips.ips[0] : 0;
+			break;
+		case GW_REC_MODULE:
+			c->modules++;
+			if (rec.module.path.len == strlen(exe) &&
+			    !memcmp(rec.module.path.data, exe, rec.module.path.len))
+				c->saw_self_exe = true;
+			break;
+		default:
+			break;
+		}
+	}
+	gw_reader_free(r);
+	unlink(trace_path);
+}
+
+static void test_strings(void **state)
+{
+	char copy[] = "void saxpy<float>(int, float, float*)";
+	const char *lit = "void saxpy<float>(int, float, float*)";
+	struct counts c;
+	uint64_t a, b, k, o;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	a = gw_intern_string(GW_STRING_KERNEL, lit);
+	assert_true(a > 0);
+	/* Same text through another pointer, and the same pointer again: same id. */
+	assert_int_equal(gw_intern_string(GW_STRING_KERNEL, copy), a);
+	assert_int_equal(gw_intern_string(GW_STRING_KERNEL, lit), a);
+	/* The cache is keyed by pointer but checks the text: a changed buffer is a new string. */
+	copy[5] = 'X';
+	b = gw_intern_string(GW_STRING_KERNEL, copy);
+	assert_true(b > 0 && b != a);
+	/* The kind is part of the identity. */
+	k = gw_intern_string(GW_STRING_API, lit);
+	assert_true(k > 0 && k != a && k != b);
+	assert_int_equal(gw_intern_string(GW_STRING_API, NULL), 0);
+	o = gw_intern_string(GW_STRING_OTHER, "");
+	assert_true(o > 0);
+	read_back(&c);
+	assert_int_equal(c.strings, 4); /* a, b, k, o */
+}
+
+static void test_stack_dedup(void **state)
+{
+	const uint64_t s1[] = {0x401000, 0x402000, 0x403000};
+	const uint64_t s2[] = {0x401000, 0x402000, 0x403001};
+	struct counts c;
+	uint64_t a, b;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	a = gw_intern_stack(s1, 3);
+	b = gw_intern_stack(s2, 3);
+	assert_true(a > 0 && b > 0 && a != b);
+	for (int i = 0; i < 100; i++) {
+		assert_int_equal(gw_intern_stack(s1, 3), a);
+		assert_int_equal(gw_intern_stack(s2, 3), b);
+	}
+	/* A prefix is another stack. */
+	assert_true(gw_intern_stack(s1, 2) != a);
+	assert_int_equal(gw_intern_stack(s1, 0), 0);
+	read_back(&c);
+	assert_int_equal(c.stacks, 3);
+	assert_int_equal(c.stack_ids[0], a);
+	assert_int_equal(c.stack_ids[1], b);
+}
+
+static void test_sampling(void **state)
+{
+	(void)state;
+	for (uint32_t n = 1; n <= GW_STACK_LAUNCH_FIRST; n++)
+		assert_true(gw_stack_sample_launch(n));
+	assert_false(gw_stack_sample_launch(GW_STACK_LAUNCH_FIRST + 1));
+	assert_true(gw_stack_sample_launch(GW_STACK_LAUNCH_EVERY));
+	assert_false(gw_stack_sample_launch(GW_STACK_LAUNCH_EVERY + 1));
+	assert_true(gw_stack_sample_launch(3 * GW_STACK_LAUNCH_EVERY));
+	assert_int_equal(gw_intern_count_launch(0), 0);
+}
+
+static void test_launch_counts(void **state)
+{
+	uint64_t id;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	id = gw_intern_string(GW_STRING_KERNEL, "count_me");
+	for (uint32_t n = 1; n <= 1000; n++)
+		assert_int_equal(gw_intern_count_launch(id), n);
+	gw_writer_stop(true, 0);
+	unlink(trace_path);
+}
+
+static __attribute__((noinline)) uint64_t capture_here(void)
+{
+	return gw_stack_capture();
+}
+
+/*
+ * In this test the capture code is linked into the executable, so the executable is the
+ * "self" module whose frames are dropped: what remains starts in libc (the frames that called
+ * main). The module map is emitted, this executable included.
+ */
+static void test_capture_skips_self(void **state)
+{
+	struct counts c;
+	uint64_t a, b;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	gw_modules_reset();
+	gw_modules_scan();
+	a = capture_here();
+	b = capture_here();
+	assert_true(a > 0);
+	assert_int_equal(a, b);
+	assert_false(gw_modules_is_self(0));
+	read_back(&c);
+	assert_true(c.modules >= 2); /* this executable and libc at least */
+	assert_true(c.saw_self_exe);
+	assert_int_equal(c.stacks, 1);
+	assert_false(gw_modules_is_self(c.first_ip_of_last_stack));
+	assert_true(gw_modules_is_self((uint64_t)(uintptr_t)capture_here));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_stack_dedup),
+		cmocka_unit_test(test_sampling),
+		cmocka_unit_test(test_launch_counts),
+		cmocka_unit_test(test_capture_skips_self),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
