@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: MIT */
+/* libcupti.so.13 stand-in: callbacks on the calling thread and activity buffers completed from a
+ * thread of its own, with the CUDA 13 headers' record and parameter structures. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gpusim.h"
+#include "names.h"
+
+#define FLUSH_PERIOD_NS	   (100 * 1000000ull)
+#define PENDING_WAKE_LIMIT 65536 /* records pending before the worker is woken early */
+#define EXT_STACK_DEPTH	   32
+
+union record {
+	CUpti_Activity base;
+	CUpti_ActivityKernel10 kernel;
+	CUpti_ActivityMemcpy6 memcpy;
+	CUpti_ActivityMemset4 memset;
+	CUpti_ActivityMemory4 memory;
+	CUpti_ActivityAPI api;
+	CUpti_ActivityDevice5 device;
+	CUpti_ActivitySynchronization2 sync;
+	CUpti_ActivityExternalCorrelation ext;
+};
+
+struct pending {
+	uint64_t ready_ns; /* on the runtime's clock: deliverable once its op has finished */
+	union record r;
+};
+
+struct pending_vec {
+	struct pending *v;
+	size_t n;
+	size_t cap;
+};
+
+static struct {
+	/* callbacks */
+	atomic_bool subscribed;
+	CUpti_CallbackFunc callback;
+	void *userdata;
+	_Atomic uint8_t runtime_cb[CUPTI_RUNTIME_TRACE_CBID_SIZE];
+	_Atomic uint8_t driver_cb[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	/* activity */
+	_Atomic uint8_t kind[CUPTI_ACTIVITY_KIND_COUNT];
+	_Atomic uint8_t runtime_off[CUPTI_RUNTIME_TRACE_CBID_SIZE]; /* per-cbid opt-out */
+	_Atomic uint8_t driver_off[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	atomic_bool device_emitted;
+	CUpti_TimestampCallbackFunc timestamp;
+	_Atomic int64_t ts_offset_ns;
+	CUpti_ActivityThreadIdType thread_id_type;
+	/* records waiting for their op to finish or for a buffer */
+	pthread_mutex_t pend_lock;
+	struct pending_vec pend;
+	atomic_size_t dropped;
+	/* buffers and the worker thread */
+	CUpti_BuffersCallbackRequestFunc requested;
+	CUpti_BuffersCallbackCompleteFunc completed;
+	pthread_mutex_t flush_lock; /* serializes flushes; guards the current buffer */
+	uint8_t *buf;
+	size_t buf_size;
+	size_t buf_used;
+	size_t buf_max_records;
+	size_t buf_records;
+	pthread_mutex_t worker_lock;
+	pthread_cond_t worker_cond;
+	pthread_cond_t done_cond;
+	bool worker_running;
+	bool wake;
+	uint64_t flush_requested;
+	uint64_t flush_done;
+	pthread_t worker;
+} cp = {
+	.pend_lock = PTHREAD_MUTEX_INITIALIZER,
+	.flush_lock = PTHREAD_MUTEX_INITIALIZER,
+	.worker_lock = PTHREAD_MUTEX_INITIALIZER,
+	.worker_cond = PTHREAD_COND_INITIALIZER,
+	.done_cond = PTHREAD_COND_INITIALIZER,
+};
+
+static __thread uint64_t ext_stack[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][EXT_STACK_DEPTH];
+static __thread unsigned int ext_depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
+static __thread bool in_flush;
+
+static void ensure_hooks(void);
+
+static bool kind_on(CUpti_ActivityKind k)
+{
+	return atomic_load_explicit(&cp.kind[k], memory_order_relaxed);
+}
+
+static uint64_t ts(uint64_t ns)
+{
+	return ns + (uint64_t)atomic_load_explicit(&cp.ts_offset_ns, memory_order_relaxed);
+}
+
+static uint32_t thread_id(void)
+{
+	if (cp.thread_id_type == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+		return (uint32_t)syscall(SYS_gettid);
+	return (uint32_t)pthread_self();
+}
+
+static void wake_worker(void)
+{
+	pthread_mutex_lock(&cp.worker_lock);
+	cp.wake = true;
+	pthread_cond_signal(&cp.worker_cond);
+	pthread_mutex_unlock(&cp.worker_lock);
+}
+
+static void push(const union record *r, uint64_t ready_ns)
+{
+	bool wake = false;
+
+	pthread_mutex_lock(&cp.pend_lock);
+	if (cp.pend.n == cp.pend.cap) {
+		size_t cap = cp.pend.cap ? cp.pend.cap * 2 : 4096;
+		struct pending *v = realloc(cp.pend.v, cap * sizeof(*v));
+
+		if (!v) {
+			pthread_mutex_unlock(&cp.pend_lock);
+			atomic_fetch_add(&cp.dropped, 1);
+			return;
+		}
+		cp.pend.v = v;
+		cp.pend.cap = cap;
+	}
+	cp.pend.v[cp.pend.n].ready_ns = ready_ns;
+	cp.pend.v[cp.pend.n].r = *r;
+	wake = ++cp.pend.n == PENDING_WAKE_LIMIT;
+	pthread_mutex_unlock(&cp.pend_lock);
+	if (wake)
+		wake_worker();
+}
+
+static size_t record_size(CUpti_ActivityKind kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		return sizeof(CUpti_ActivityKernel10);
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		return sizeof(CUpti_ActivityMemset4);
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		return sizeof(CUpti_ActivityMemory4);
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		return sizeof(CUpti_ActivityAPI);
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		return sizeof(CUpti_ActivitySynchronization2);
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		return sizeof(CUpti_ActivityExternalCorrelation);
+	default:
+		return 0;
+	}
+}
+
+/* --- delivery: ready records into client buffers, full buffers back to the client --- */
+
+static void complete_buffer(void)
+{
+	uint8_t *buf = cp.buf;
+
+	if (!buf)
+		return;
+	cp.buf = NULL;
+	cp.completed(NULL, 0, buf, cp.buf_size, cp.buf_used);
+}
+
+static bool get_buffer(void)
+{
+	uint8_t *buf = NULL;
+	size_t size = 0, max_records = 0;
+	uintptr_t start;
+
+	cp.requested(&buf, &size, &max_records);
+	if (!buf)
+		return false;
+	start = ((uintptr_t)buf + 7) & ~(uintptr_t)7;
+	cp.buf = buf;
+	cp.buf_size = size;
+	cp.buf_used = start - (uintptr_t)buf;
+	cp.buf_max_records = max_records;
+	cp.buf_records = 0;
+	return true;
+}
+
+static void deliver(const union record *r)
+{
+	size_t size = record_size(r->base.kind);
+
+	for (int tries = 0; tries < 2; tries++) {
+		if (!cp.buf && !get_buffer())
+			break;
+		if (cp.buf_used + size <= cp.buf_size &&
+		    (!cp.buf_max_records || cp.buf_records < cp.buf_max_records)) {
+			memcpy(cp.buf + cp.buf_used, r, size);
+			cp.buf_used += size;
+			cp.buf_records++;
+			return;
+		}
+		if (!cp.buf_records) {
+			/* Too small for even one record: hand it back empty, count the drop. */
+			complete_buffer();
+			break;
+		}
+		complete_buffer();
+	}
+	atomic_fetch_add(&cp.dropped, 1);
+}
+
+/* Called with flush_lock held. */
+static void flush_locked(void)
+{
+	struct pending_vec mine, keep = {0};
+	uint64_t now;
+
+	pthread_mutex_lock(&cp.pend_lock);
+	mine = cp.pend;
+	cp.pend = (struct pending_vec){0};
+	pthread_mutex_unlock(&cp.pend_lock);
+	now = gw_sim_now_ns();
+	for (size_t i = 0; i < mine.n; i++) {
+		if (mine.v[i].ready_ns <= now) {
+			if (cp.requested && cp.completed)
+				deliver(&mine.v[i].r);
+			else
+				atomic_fetch_add(&cp.dropped, 1);
+		} else {
+			mine.v[keep.n++] = mine.v[i];
+		}
+	}
+	keep.v = mine.v;
+	keep.cap = mine.cap;
+	/* Unfinished records go back in front of those that arrived meanwhile. */
+	pthread_mutex_lock(&cp.pend_lock);
+	if (keep.n) {
+		if (keep.cap < keep.n + cp.pend.n) {
+			struct pending *v = realloc(keep.v, (keep.n + cp.pend.n) * sizeof(*v));
+
+			if (v) {
+				keep.v = v;
+				keep.cap = keep.n + cp.pend.n;
+			} else {
+				atomic_fetch_add(&cp.dropped, cp.pend.n);
+				cp.pend.n = 0;
+			}
+		}
+		memcpy(keep.v + keep.n, cp.pend.v, cp.pend.n * sizeof(*keep.v));
+		keep.n += cp.pend.n;
+		free(cp.pend.v);
+		cp.pend = keep;
+	} else if (!cp.pend.v) {
+		cp.pend = (struct pending_vec){keep.v, 0, keep.cap};
+	} else {
+		free(keep.v);
+	}
+	pthread_mutex_unlock(&cp.pend_lock);
+	if (cp.buf && cp.buf_records)
+		complete_buffer();
+}
+
+static void flush_now(void)
+{
+	pthread_mutex_lock(&cp.flush_lock);
+	in_flush = true;
+	flush_locked();
+	in_flush = false;
+	pthread_mutex_unlock(&cp.flush_lock);
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&cp.worker_lock);
+	for (;;) {
+		uint64_t gen;
+		struct timespec dl;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_nsec += (long)FLUSH_PERIOD_NS;
+		if (dl.tv_nsec >= 1000000000L) {
+			dl.tv_sec++;
+			dl.tv_nsec -= 1000000000L;
+		}
+		while (!cp.wake && cp.flush_requested == cp.flush_done &&
+		       pthread_cond_timedwait(&cp.worker_cond, &cp.worker_lock, &dl) == 0)
+			;
+		cp.wake = false;
+		gen = cp.flush_requested;
+		pthread_mutex_unlock(&cp.worker_lock);
+		flush_now();
+		pthread_mutex_lock(&cp.worker_lock);
+		if (gen > cp.flush_done)
+			cp.flush_done = gen;
+		pthread_cond_broadcast(&cp.done_cond);
+	}
+	return NULL;
+}
+
+/* A forked child has no worker; it starts its own on first use. */
+static void atfork_child(void)
+{
+	cp.worker_running = false;
+	pthread_mutex_init(&cp.worker_lock, NULL);
+	pthread_mutex_init(&cp.flush_lock, NULL);
+	pthread_mutex_init(&cp.pend_lock, NULL);
+}
+
+static bool start_worker(void)
+{
+	bool ok;
+
+	ensure_hooks();
+	pthread_mutex_lock(&cp.worker_lock);
+	if (!cp.worker_running) {
+		pthread_attr_t attr;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		cp.worker_running = pthread_create(&cp.worker, &attr, worker_main, NULL) == 0;
+		pthread_attr_destroy(&attr);
+	}
+	ok = cp.worker_running;
+	pthread_mutex_unlock(&cp.worker_lock);
+	return ok;
+}
+
+/* --- the hooks the runtime calls --- */
+
+static bool cb_on(const struct gw_sim_api *a)
+{
+	if (!atomic_load_explicit(&cp.subscribed, memory_order_relaxed))
+		return false;
+	if (a->domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return a->cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && cp.runtime_cb[a->cbid];
+	return a->cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && cp.driver_cb[a->cbid];
+}
+
+static bool record_on(const struct gw_sim_api *a)
+{
+	if (a->domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return kind_on(CUPTI_ACTIVITY_KIND_RUNTIME) &&
+		       a->cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE && !cp.runtime_off[a->cbid];
+	return kind_on(CUPTI_ACTIVITY_KIND_DRIVER) && a->cbid < CUPTI_DRIVER_TRACE_CBID_SIZE &&
+	       !cp.driver_off[a->cbid];
+}
+
+static void fire(struct gw_sim_api *a, CUpti_ApiCallbackSite site)
+{
+	CUpti_CallbackData d = {
+		.callbackSite = site,
+		.functionName = a->name,
+		.functionParams = a->params,
+		.functionReturnValue = site == CUPTI_API_EXIT ? (void *)&a->ret : NULL,
+		.symbolName = a->symbol,
+		.context = gw_sim_context(),
+		.contextUid = GW_SIM_CONTEXT_ID,
+		.correlationData = &a->correlation_data,
+		.correlationId = a->correlation_id,
+	};
+
+	cp.callback(cp.userdata, a->domain, a->cbid, &d);
+}
+
+static void hk_api_enter(struct gw_sim_api *a)
+{
+	a->traced = (cb_on(a) ? 1u : 0u) | (record_on(a) ? 2u : 0u);
+	if (a->traced & 2u)
+		a->start_ns = gw_sim_now_ns();
+	if (a->traced & 1u)
+		fire(a, CUPTI_API_ENTER);
+}
+
+static void hk_api_exit(struct gw_sim_api *a)
+{
+	if (a->traced & 1u)
+		fire(a, CUPTI_API_EXIT);
+	if (a->traced & 2u) {
+		union record r = {0};
+
+		r.api = (CUpti_ActivityAPI){
+			.kind = a->domain == CUPTI_CB_DOMAIN_RUNTIME_API
+					? CUPTI_ACTIVITY_KIND_RUNTIME
+					: CUPTI_ACTIVITY_KIND_DRIVER,
+			.cbid = a->cbid,
+			.start = ts(a->start_ns),
+			.end = ts(gw_sim_now_ns()),
+			.processId = (uint32_t)getpid(),
+			.threadId = thread_id(),
+			.correlationId = a->correlation_id,
+			.returnValue = (uint32_t)a->ret,
+		};
+		push(&r, 0);
+	}
+	if (a->domain == CUPTI_CB_DOMAIN_RUNTIME_API &&
+	    kind_on(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+		for (unsigned int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; k++) {
+			union record r = {0};
+
+			if (!ext_depth[k])
+				continue;
+			r.ext = (CUpti_ActivityExternalCorrelation){
+				.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+				.externalKind = (CUpti_ExternalCorrelationKind)k,
+				.externalId = ext_stack[k][ext_depth[k] - 1],
+				.correlationId = a->correlation_id,
+			};
+			push(&r, 0);
+		}
+	}
+}
+
+static void hk_op(const struct gw_sim_op *op)
+{
+	union record r = {0};
+
+	switch (op->kind) {
+	case GW_SIM_OP_KERNEL:
+		if (!kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) &&
+		    !kind_on(CUPTI_ACTIVITY_KIND_KERNEL))
+			return;
+		r.kernel = (CUpti_ActivityKernel10){
+			.kind = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
+					? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+					: CUPTI_ACTIVITY_KIND_KERNEL,
+			.registersPerThread = GW_SIM_REGS_PER_THREAD,
+			.start = ts(op->start_ns),
+			.end = ts(op->end_ns),
+			.completed = ts(op->end_ns),
+			.deviceId = 0,
+			.contextId = GW_SIM_CONTEXT_ID,
+			.streamId = op->stream_id,
+			.gridX = (int32_t)op->grid.x,
+			.gridY = (int32_t)op->grid.y,
+			.gridZ = (int32_t)op->grid.z,
+			.blockX = (int32_t)op->block.x,
+			.blockY = (int32_t)op->block.y,
+			.blockZ = (int32_t)op->block.z,
+			.staticSharedMemory = (int32_t)op->static_smem,
+			.dynamicSharedMemory = (int32_t)op->dynamic_smem,
+			.correlationId = op->correlation_id,
+			.gridId = (int64_t)op->correlation_id,
+			.name = op->name,
+			.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR,
+			.sharedMemoryExecuted = op->static_smem + op->dynamic_smem,
+			.graphNodeId = op->graph_node_id,
+			.graphId = op->graph_id,
+			.channelType = CUPTI_CHANNEL_TYPE_COMPUTE,
+			.clusterX = 1,
+			.clusterY = 1,
+			.clusterZ = 1,
+		};
+		break;
+	case GW_SIM_OP_MEMCPY:
+		if (!kind_on(CUPTI_ACTIVITY_KIND_MEMCPY))
+			return;
+		r.memcpy = (CUpti_ActivityMemcpy6){
+			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+			.copyKind = op->copy_kind,
+			.srcKind = op->src_kind,
+			.dstKind = op->dst_kind,
+			.flags = op->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
+			.bytes = op->bytes,
+			.start = ts(op->start_ns),
+			.end = ts(op->end_ns),
+			.contextId = GW_SIM_CONTEXT_ID,
+			.streamId = op->stream_id,
+			.correlationId = op->correlation_id,
+			.runtimeCorrelationId = op->correlation_id,
+			.graphNodeId = op->graph_node_id,
+			.graphId = op->graph_id,
+			.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY,
+			.copyCount = 1,
+		};
+		break;
+	case GW_SIM_OP_MEMSET:
+		if (!kind_on(CUPTI_ACTIVITY_KIND_MEMSET))
+			return;
+		r.memset = (CUpti_ActivityMemset4){
+			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
+			.value = op->value,
+			.bytes = op->bytes,
+			.start = ts(op->start_ns),
+			.end = ts(op->end_ns),
+			.contextId = GW_SIM_CONTEXT_ID,
+			.streamId = op->stream_id,
+			.correlationId = op->correlation_id,
+			.flags = op->async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0,
+			.memoryKind = op->dst_kind,
+			.graphNodeId = op->graph_node_id,
+			.graphId = op->graph_id,
+			.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY,
+		};
+		break;
+	}
+	push(&r, op->end_ns);
+}
+
+static void hk_memory(const struct gw_sim_mem_event *ev)
+{
+	union record r = {0};
+
+	if (!kind_on(CUPTI_ACTIVITY_KIND_MEMORY2))
+		return;
+	r.memory = (CUpti_ActivityMemory4){
+		.kind = CUPTI_ACTIVITY_KIND_MEMORY2,
+		.memoryOperationType = ev->release
+					       ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+					       : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION,
+		.memoryKind = (CUpti_ActivityMemoryKind)ev->mem_kind,
+		.correlationId = ev->correlation_id,
+		.address = ev->address,
+		.bytes = ev->bytes,
+		.timestamp = ts(ev->t_ns),
+		.processId = (uint32_t)getpid(),
+		.deviceId = 0,
+		.contextId = GW_SIM_CONTEXT_ID,
+		.streamId = ev->stream_id,
+		.isAsync = ev->async,
+	};
+	if (ev->async)
+		r.memory.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	push(&r, 0);
+}
+
+static void hk_sync(const struct gw_sim_sync_event *ev)
+{
+	union record r = {0};
+
+	if (!kind_on(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION))
+		return;
+	r.sync = (CUpti_ActivitySynchronization2){
+		.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+		.type = ev->type,
+		.start = ts(ev->start_ns),
+		.end = ts(ev->end_ns),
+		.correlationId = ev->correlation_id,
+		.contextId = GW_SIM_CONTEXT_ID,
+		.streamId = ev->stream_id ? ev->stream_id : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+		.cudaEventId = ev->event_id ? ev->event_id : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+	};
+	push(&r, 0);
+}
+
+static void emit_device(void)
+{
+	const struct gw_sim_config *cfg = gw_sim_config();
+	union record r = {0};
+	bool expected = false;
+
+	if (!kind_on(CUPTI_ACTIVITY_KIND_DEVICE) || !gw_sim_device_ready() ||
+	    !atomic_compare_exchange_strong(&cp.device_emitted, &expected, true))
+		return;
+	r.device = (CUpti_ActivityDevice5){
+		.kind = CUPTI_ACTIVITY_KIND_DEVICE,
+		.globalMemoryBandwidth = (uint64_t)(cfg->d2d_gbps * 1e6), /* KB/s */
+		.globalMemorySize = cfg->mem_bytes,
+		.constantMemorySize = 64 * 1024,
+		.l2CacheSize = 50 * 1024 * 1024,
+		.numThreadsPerWarp = 32,
+		.coreClockRate = 1980000,
+		.numMemcpyEngines = 2,
+		.numMultiprocessors = cfg->sms,
+		.maxIPC = 4,
+		.maxWarpsPerMultiprocessor = GW_SIM_THREADS_PER_SM / 32,
+		.maxBlocksPerMultiprocessor = GW_SIM_BLOCKS_PER_SM,
+		.maxSharedMemoryPerMultiprocessor = GW_SIM_SMEM_PER_SM,
+		.maxRegistersPerMultiprocessor = GW_SIM_REGS_PER_SM,
+		.maxRegistersPerBlock = GW_SIM_REGS_PER_SM,
+		.maxSharedMemoryPerBlock = GW_SIM_SMEM_PER_BLOCK,
+		.maxThreadsPerBlock = GW_SIM_MAX_THREADS,
+		.maxBlockDimX = 1024,
+		.maxBlockDimY = 1024,
+		.maxBlockDimZ = 64,
+		.maxGridDimX = 0x7fffffff,
+		.maxGridDimY = 65535,
+		.maxGridDimZ = 65535,
+		.computeCapabilityMajor = 9,
+		.computeCapabilityMinor = 0,
+		.id = 0,
+		.name = GW_SIM_DEVICE_NAME,
+		.isCudaVisible = 1,
+	};
+	memcpy(r.device.uuid.bytes, "gpusim-device-00", 16);
+	push(&r, 0);
+}
+
+static const struct gw_sim_hooks hooks = {
+	.api_enter = hk_api_enter,
+	.api_exit = hk_api_exit,
+	.op = hk_op,
+	.memory = hk_memory,
+	.sync = hk_sync,
+	.device = emit_device,
+};
+
+static void install_hooks(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
+	gw_sim_set_hooks(&hooks);
+}
+
+static void ensure_hooks(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, install_hooks);
+}
+
+/* --- the CUPTI API --- */
+
+CUptiResult cuptiGetVersion(uint32_t *version)
+{
+	if (!version)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*version = CUPTI_API_VERSION;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
+{
+	const char *s;
+
+	if (!str)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	s = gw_sim_cupti_result_name((unsigned int)result);
+	if (!s)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*str = s;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+			   void *userdata)
+{
+	bool expected = false;
+
+	if (!subscriber)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	ensure_hooks();
+	if (gw_sim_config()->cupti_busy)
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	cp.callback = callback;
+	cp.userdata = userdata;
+	if (!atomic_compare_exchange_strong(&cp.subscribed, &expected, true))
+		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	*subscriber = (CUpti_SubscriberHandle)(void *)&cp;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+			      void *userdata, CUpti_SubscriberParams *pParams)
+{
+	(void)pParams;
+	return cuptiSubscribe(subscriber, callback, userdata);
+}
+
+static bool valid_subscriber(CUpti_SubscriberHandle s)
+{
+	return s == (CUpti_SubscriberHandle)(void *)&cp && atomic_load(&cp.subscribed);
+}
+
+static void set_domain(CUpti_CallbackDomain domain, uint8_t on)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		for (size_t i = 0; i < CUPTI_RUNTIME_TRACE_CBID_SIZE; i++)
+			cp.runtime_cb[i] = on;
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		for (size_t i = 0; i < CUPTI_DRIVER_TRACE_CBID_SIZE; i++)
+			cp.driver_cb[i] = on;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+	if (!valid_subscriber(subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	set_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 0);
+	set_domain(CUPTI_CB_DOMAIN_DRIVER_API, 0);
+	atomic_store(&cp.subscribed, false);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+				CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (!valid_subscriber(subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+		if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		cp.runtime_cb[cbid] = !!enable;
+	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+		if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+			return CUPTI_ERROR_INVALID_PARAMETER;
+		cp.driver_cb[cbid] = !!enable;
+	} else if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	/* Other domains (resource, synchronize, NVTX, state) are accepted and never fire. */
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+			      CUpti_CallbackDomain domain)
+{
+	if (!valid_subscriber(subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	set_domain(domain, !!enable);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableAllDomains(uint32_t enable, CUpti_SubscriberHandle subscriber)
+{
+	if (!valid_subscriber(subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	set_domain(CUPTI_CB_DOMAIN_RUNTIME_API, !!enable);
+	set_domain(CUPTI_CB_DOMAIN_DRIVER_API, !!enable);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackState(uint32_t *enable, CUpti_SubscriberHandle subscriber,
+				  CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (!enable || !valid_subscriber(subscriber))
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE)
+		*enable = cp.runtime_cb[cbid];
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid < CUPTI_DRIVER_TRACE_CBID_SIZE)
+		*enable = cp.driver_cb[cbid];
+	else
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain domain, uint32_t cbid, const char **name)
+{
+	const char *s = NULL;
+
+	if (!name)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		s = gw_sim_runtime_cbid_name(cbid);
+	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
+		s = gw_sim_driver_cbid_name(cbid);
+	if (!s)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*name = s;
+	return CUPTI_SUCCESS;
+}
+
+static bool kind_supported(CUpti_ActivityKind kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		return true;
+	default:
+		return false;
+	}
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+	if ((unsigned int)kind >= CUPTI_ACTIVITY_KIND_COUNT || kind == CUPTI_ACTIVITY_KIND_INVALID)
+		return CUPTI_ERROR_INVALID_KIND;
+	if (!kind_supported(kind))
+		return CUPTI_ERROR_NOT_COMPATIBLE;
+	ensure_hooks();
+	atomic_store(&cp.kind[kind], 1);
+	if (kind == CUPTI_ACTIVITY_KIND_DEVICE)
+		emit_device();
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+	if ((unsigned int)kind >= CUPTI_ACTIVITY_KIND_COUNT || kind == CUPTI_ACTIVITY_KIND_INVALID)
+		return CUPTI_ERROR_INVALID_KIND;
+	if (!kind_supported(kind))
+		return CUPTI_ERROR_NOT_COMPATIBLE;
+	atomic_store(&cp.kind[kind], 0);
+	if (kind == CUPTI_ACTIVITY_KIND_DEVICE)
+		atomic_store(&cp.device_emitted, false);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cp.runtime_off[cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cp.driver_off[cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+					   CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+	if (!funcBufferRequested || !funcBufferCompleted)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	pthread_mutex_lock(&cp.flush_lock);
+	cp.requested = funcBufferRequested;
+	cp.completed = funcBufferCompleted;
+	pthread_mutex_unlock(&cp.flush_lock);
+	return start_worker() ? CUPTI_SUCCESS : CUPTI_ERROR_UNKNOWN;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+	uint64_t gen;
+
+	(void)flag; /* every record gpusim holds is complete once its op has finished */
+	if (!cp.requested)
+		return CUPTI_ERROR_INVALID_OPERATION;
+	if (in_flush)
+		return CUPTI_SUCCESS; /* from a buffer callback: that flush is under way */
+	if (!start_worker()) {
+		flush_now();
+		return CUPTI_SUCCESS;
+	}
+	pthread_mutex_lock(&cp.worker_lock);
+	gen = ++cp.flush_requested;
+	pthread_cond_signal(&cp.worker_cond);
+	while (cp.flush_done < gen)
+		pthread_cond_wait(&cp.done_cond, &cp.worker_lock);
+	pthread_mutex_unlock(&cp.worker_lock);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlush(CUcontext context, uint32_t streamId, uint32_t flag)
+{
+	(void)context, (void)streamId;
+	return cuptiActivityFlushAll(flag);
+}
+
+CUptiResult cuptiActivityFlushPeriod(uint32_t time)
+{
+	(void)time;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes,
+				       CUpti_Activity **record)
+{
+	uint8_t *p, *end = buffer + validBufferSizeBytes;
+	size_t size;
+
+	if (!buffer || !record)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (!*record) {
+		p = (uint8_t *)(((uintptr_t)buffer + 7) & ~(uintptr_t)7);
+	} else {
+		size = record_size((*record)->kind);
+		if (!size)
+			return CUPTI_ERROR_INVALID_KIND;
+		p = (uint8_t *)*record + size;
+	}
+	if (p + sizeof(CUpti_Activity) > end)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	size = record_size(((CUpti_Activity *)(void *)p)->kind);
+	if (!size)
+		return CUPTI_ERROR_INVALID_KIND;
+	if (p + size > end)
+		return CUPTI_ERROR_MAX_LIMIT_REACHED;
+	*record = (CUpti_Activity *)(void *)p;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *dropped)
+{
+	(void)context, (void)streamId;
+	if (!dropped)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*dropped = atomic_exchange(&cp.dropped, 0);
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
+{
+	uint64_t a, b, c;
+
+	if (!funcTimestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cp.timestamp = funcTimestamp;
+	/* Express every time on the client's clock: offset measured around one reading. */
+	a = gw_sim_now_ns();
+	b = funcTimestamp();
+	c = gw_sim_now_ns();
+	atomic_store(&cp.ts_offset_ns, (int64_t)(b - (a + (c - a) / 2)));
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
+{
+	if (!timestamp)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*timestamp = ts(gw_sim_now_ns());
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
+{
+	(void)attr;
+	if (!valueSize || !value)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
+{
+	(void)attr;
+	if (!valueSize || !value)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	memset(value, 0, *valueSize);
+	if (*valueSize >= sizeof(size_t) && attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
+		*(size_t *)value = 3 * 1024 * 1024;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
+{
+	if (type != CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT &&
+	    type != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	cp.thread_id_type = type;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType *type)
+{
+	if (!type)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*type = cp.thread_id_type;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
+{
+	(void)context;
+	if (!deviceId)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*deviceId = 0;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetContextId(CUcontext context, uint32_t *contextId)
+{
+	(void)context;
+	if (!contextId)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	*contextId = GW_SIM_CONTEXT_ID;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t perThreadStream,
+			       uint32_t *streamId)
+{
+	(void)context;
+	if (!streamId || gw_sim_stream_id((cudaStream_t)stream, perThreadStream, streamId) < 0)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamId(CUcontext context, CUstream stream, uint32_t *streamId)
+{
+	return cuptiGetStreamIdEx(context, stream, 0, streamId);
+}
+
+CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id)
+{
+	if ((unsigned int)kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE ||
+	    ext_depth[kind] == EXT_STACK_DEPTH)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	ext_stack[kind][ext_depth[kind]++] = id;
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+						  uint64_t *lastId)
+{
+	if ((unsigned int)kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (!ext_depth[kind])
+		return CUPTI_ERROR_QUEUE_EMPTY;
+	ext_depth[kind]--;
+	if (lastId)
+		*lastId = ext_stack[kind][ext_depth[kind]];
+	return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiFinalize(void)
+{
+	for (size_t k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
+		atomic_store(&cp.kind[k], 0);
+	atomic_store(&cp.device_emitted, false);
+	if (atomic_load(&cp.subscribed))
+		cuptiUnsubscribe((CUpti_SubscriberHandle)(void *)&cp);
+	if (cp.requested)
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	return CUPTI_SUCCESS;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal interface of the simulated GPU, shared by libcudart.so.13 and libcupti.so.13. */
+#ifndef GW_SIM_GPUSIM_H
+#define GW_SIM_GPUSIM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+
+/* Device limits of the virtual GPU (see README.md). */
+#define GW_SIM_THREADS_PER_SM	2048
+#define GW_SIM_REGS_PER_SM	65536
+#define GW_SIM_REGS_PER_THREAD	32
+#define GW_SIM_SMEM_PER_SM	(228 * 1024)
+#define GW_SIM_SMEM_PER_BLOCK	(227 * 1024)
+#define GW_SIM_BLOCKS_PER_SM	32
+#define GW_SIM_MAX_THREADS	1024
+#define GW_SIM_DEVICE_NAME	"gpusim (simulated H100-like GPU)"
+#define GW_SIM_LEGACY_STREAM_ID 7
+#define GW_SIM_CONTEXT_ID	1
+
+struct gw_sim_kernel_us {
+	char *substr;
+	uint64_t wave_ns;
+};
+
+/* Knobs read once from the environment (GPUSIM_*); times already converted to ns. */
+struct gw_sim_config {
+	uint32_t sms;
+	uint64_t mem_bytes;
+	uint64_t launch_ns;
+	uint64_t queue_ns;
+	uint64_t wave_ns;
+	uint64_t copy_ns;
+	double h2d_gbps;
+	double d2h_gbps;
+	double d2d_gbps;
+	uint32_t queue_depth;
+	bool cupti_busy;
+	size_t n_kernel_us;
+	struct gw_sim_kernel_us *kernel_us;
+};
+
+enum gw_sim_op_kind {
+	GW_SIM_OP_KERNEL,
+	GW_SIM_OP_MEMCPY,
+	GW_SIM_OP_MEMSET,
+};
+
+/* One operation placed on the virtual device timeline, as handed to the CUPTI stand-in. */
+struct gw_sim_op {
+	enum gw_sim_op_kind kind;
+	uint64_t queued_ns;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t stream_id;
+	uint32_t correlation_id;
+	uint32_t graph_id;
+	uint64_t graph_node_id;
+	/* GW_SIM_OP_KERNEL */
+	const char *name;
+	dim3 grid;
+	dim3 block;
+	uint32_t static_smem;
+	uint32_t dynamic_smem;
+	/* GW_SIM_OP_MEMCPY, GW_SIM_OP_MEMSET */
+	uint64_t bytes;
+	uint8_t copy_kind; /* CUpti_ActivityMemcpyKind */
+	uint8_t src_kind;  /* CUpti_ActivityMemoryKind */
+	uint8_t dst_kind;
+	bool async;
+	uint32_t value;
+};
+
+/* An allocation or release of device, pinned or managed memory. */
+struct gw_sim_mem_event {
+	bool release;
+	bool async;
+	uint8_t mem_kind; /* CUpti_ActivityMemoryKind */
+	uint64_t address;
+	uint64_t bytes;
+	uint64_t t_ns;
+	uint32_t stream_id;
+	uint32_t correlation_id;
+};
+
+/* A host wait on the device (the CUPTI SYNCHRONIZATION activity). */
+struct gw_sim_sync_event {
+	CUpti_ActivitySynchronizationType type;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t stream_id;
+	uint32_t event_id;
+	uint32_t correlation_id;
+};
+
+/* One API call in flight on the calling thread (runtime, or driver nested in a runtime call). */
+struct gw_sim_api {
+	CUpti_CallbackDomain domain;
+	CUpti_CallbackId cbid;
+	const char *name;
+	const void *params;
+	const char *symbol;
+	uint32_t correlation_id;
+	uint32_t traced; /* set by the hooks: what api_exit has to do */
+	uint64_t start_ns;
+	uint64_t correlation_data;
+	cudaError_t ret;
+	bool keep_error; /* the call reports the last error: it must not set it */
+	struct gw_sim_api *outer;
+};
+
+/*
+ * What libcupti.so.13 plugs into the runtime. Every function is called on the thread making the
+ * CUDA call, outside the runtime's locks; records passed by pointer are only valid for the call.
+ */
+struct gw_sim_hooks {
+	void (*api_enter)(struct gw_sim_api *api);
+	void (*api_exit)(struct gw_sim_api *api);
+	void (*op)(const struct gw_sim_op *op);
+	void (*memory)(const struct gw_sim_mem_event *ev);
+	void (*sync)(const struct gw_sim_sync_event *ev);
+	void (*device)(void);
+};
+
+/* Exported by libcudart.so.13 for libcupti.so.13 (the gw_sim_ prefix keeps them apart). */
+
+/* Installs (or with NULL removes) the hooks; the struct must outlive the process. */
+void gw_sim_set_hooks(const struct gw_sim_hooks *hooks);
+/* CLOCK_MONOTONIC_RAW in ns: the clock of the virtual timeline. */
+uint64_t gw_sim_now_ns(void);
+/* The knobs (read from the environment on first use). Never NULL. */
+const struct gw_sim_config *gw_sim_config(void);
+/* True once the runtime has initialized its device (first runtime call). */
+bool gw_sim_device_ready(void);
+/* The CUPTI stream id of a stream handle; -EINVAL for an unknown handle. */
+int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
+/* The one context handle the runtime reports. */
+CUcontext gw_sim_context(void);
+
+/* Blocks per SM by the occupancy rule of README.md; 0 when a block cannot fit at all. */
+uint32_t gw_sim_blocks_per_sm(uint32_t threads_per_block, uint32_t smem_per_block);
+
+#endif

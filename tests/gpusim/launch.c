@@ -1,0 +1,654 @@
+/* SPDX-License-Identifier: MIT */
+/* What nvcc-generated code calls: fatbinary, kernel and variable registration, launches, and
+ * stream capture into graphs. Kernels are never executed; their duration comes from the model. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* Registered kernels and __device__ variables, keyed by host address (open addressing). */
+struct entry {
+	const void *key;
+	void *value;
+	size_t size;
+};
+
+struct table {
+	struct entry *v;
+	size_t cap; /* power of two */
+	size_t n;
+};
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct table kernels, vars;
+static int fatbin_handle;
+
+static size_t slot(const struct table *t, const void *key)
+{
+	size_t h = ((uintptr_t)key >> 4) * 0x9e3779b97f4a7c15ull;
+	size_t i = h & (t->cap - 1);
+
+	while (t->v[i].key && t->v[i].key != key)
+		i = (i + 1) & (t->cap - 1);
+	return i;
+}
+
+static int table_put(struct table *t, const void *key, void *value, size_t size)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		struct table g = {calloc(t->cap ? t->cap * 2 : 64, sizeof(struct entry)),
+				  t->cap ? t->cap * 2 : 64, 0};
+
+		if (!g.v)
+			return -ENOMEM;
+		for (size_t j = 0; j < t->cap; j++)
+			if (t->v[j].key) {
+				g.v[slot(&g, t->v[j].key)] = t->v[j];
+				g.n++;
+			}
+		free(t->v);
+		*t = g;
+	}
+	i = slot(t, key);
+	if (!t->v[i].key)
+		t->n++;
+	t->v[i] = (struct entry){key, value, size};
+	return 0;
+}
+
+static struct entry *table_get(struct table *t, const void *key)
+{
+	struct entry *e;
+
+	if (!t->cap)
+		return NULL;
+	e = &t->v[slot(t, key)];
+	return e->key ? e : NULL;
+}
+
+struct gw_sim_kernel *gw_sim_kernel_find(const void *host_fun)
+{
+	struct entry *e;
+	void *k;
+
+	pthread_mutex_lock(&reg_lock);
+	e = table_get(&kernels, host_fun);
+	k = e ? e->value : NULL;
+	pthread_mutex_unlock(&reg_lock);
+	return k;
+}
+
+void *gw_sim_symbol_find(const void *host_var, size_t *ret_size)
+{
+	struct entry *e;
+	void *p = NULL;
+
+	pthread_mutex_lock(&reg_lock);
+	e = table_get(&vars, host_var);
+	if (e) {
+		p = e->value;
+		*ret_size = e->size;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return p;
+}
+
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+	(void)fatCubin;
+	return (void **)(void *)&fatbin_handle;
+}
+
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+}
+
+/* Registrations stay: kernel names are referenced by activity records until the end. */
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+}
+
+char __cudaInitModule(void **fatCubinHandle)
+{
+	(void)fatCubinHandle;
+	return 1;
+}
+
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+			    const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+			    dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+			    const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+			    dim3 *bDim, dim3 *gDim, int *wSize)
+{
+	struct gw_sim_kernel *k = calloc(1, sizeof(*k));
+
+	(void)fatCubinHandle, (void)deviceFun, (void)thread_limit, (void)tid, (void)bid;
+	(void)bDim, (void)gDim, (void)wSize;
+	if (!k)
+		return;
+	k->host_fun = hostFun;
+	k->name = deviceName;
+	atomic_init(&k->wave_ns, UINT64_MAX);
+	pthread_mutex_lock(&reg_lock);
+	if (table_put(&kernels, hostFun, k, 0) < 0)
+		free(k);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+		       const char *deviceName, int ext, size_t size, int constant, int global);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
+		       const char *deviceName, int ext, size_t size, int constant, int global)
+{
+	void *p;
+
+	(void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext;
+	(void)constant, (void)global;
+	/* The device copy starts as the host's initial value, as the loaded module's would. */
+	if (gw_sim_mem_alloc(GW_SIM_MEM_SYMBOL, size, &p) < 0)
+		return;
+	memcpy(p, hostVar, size);
+	pthread_mutex_lock(&reg_lock);
+	table_put(&vars, hostVar, p, size);
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+			      const char *deviceName, int ext, size_t size, int constant,
+			      int global);
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+			      const char *deviceName, int ext, size_t size, int constant,
+			      int global)
+{
+	void *p;
+
+	(void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext;
+	(void)constant, (void)global;
+	if (gw_sim_mem_alloc(GW_SIM_MEM_SYMBOL, size, &p) < 0)
+		return;
+	*hostVarPtrAddress = p;
+}
+
+/* --- call configuration: <<<...>>> pushes, the device stub pops --- */
+
+struct call_config {
+	dim3 grid;
+	dim3 block;
+	size_t smem;
+	cudaStream_t stream;
+};
+
+static __thread struct call_config config_stack[16];
+static __thread unsigned int config_depth;
+
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+				     struct CUstream_st *stream);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
+				     struct CUstream_st *stream)
+{
+	if (config_depth == sizeof(config_stack) / sizeof(config_stack[0]))
+		return 1;
+	config_stack[config_depth++] = (struct call_config){gridDim, blockDim, sharedMem, stream};
+	return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+				       void *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
+				       void *stream)
+{
+	struct call_config c;
+
+	if (!config_depth)
+		return cudaErrorMissingConfiguration;
+	c = config_stack[--config_depth];
+	*gridDim = c.grid;
+	*blockDim = c.block;
+	*sharedMem = c.smem;
+	*(cudaStream_t *)stream = c.stream;
+	return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+
+	if (!kernel)
+		return cudaErrorInvalidValue;
+	*kernel = (cudaKernel_t)(void *)k;
+	return k ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+}
+
+/* --- the launch itself --- */
+
+uint32_t gw_sim_blocks_per_sm(uint32_t threads_per_block, uint32_t smem_per_block)
+{
+	uint32_t n = GW_SIM_BLOCKS_PER_SM, by;
+
+	if (!threads_per_block || threads_per_block > GW_SIM_MAX_THREADS ||
+	    smem_per_block > GW_SIM_SMEM_PER_BLOCK)
+		return 0;
+	by = GW_SIM_THREADS_PER_SM / threads_per_block;
+	n = by < n ? by : n;
+	by = GW_SIM_REGS_PER_SM / (GW_SIM_REGS_PER_THREAD * threads_per_block);
+	n = by < n ? by : n;
+	if (smem_per_block) {
+		by = GW_SIM_SMEM_PER_SM / smem_per_block;
+		n = by < n ? by : n;
+	}
+	return n;
+}
+
+static uint64_t kernel_wave_ns(struct gw_sim_kernel *k)
+{
+	uint64_t w = atomic_load_explicit(&k->wave_ns, memory_order_relaxed);
+
+	if (w == UINT64_MAX) {
+		w = gw_sim_kernel_wave_ns(&gw_sim_rt.cfg, k->name);
+		atomic_store_explicit(&k->wave_ns, w, memory_order_relaxed);
+	}
+	return w;
+}
+
+static cudaError_t check_config(dim3 grid, dim3 block, size_t smem)
+{
+	uint64_t threads = (uint64_t)block.x * block.y * block.z;
+
+	if (!threads || threads > GW_SIM_MAX_THREADS || block.x > 1024 || block.y > 1024 ||
+	    block.z > 64)
+		return cudaErrorInvalidConfiguration;
+	if (!grid.x || !grid.y || !grid.z || grid.x > 0x7fffffffu || grid.y > 65535 ||
+	    grid.z > 65535)
+		return cudaErrorInvalidConfiguration;
+	if (smem > GW_SIM_SMEM_PER_BLOCK)
+		return cudaErrorInvalidValue;
+	return cudaSuccess;
+}
+
+static cudaError_t capture_node(struct gw_sim_graph *g, struct gw_sim_kernel *k, dim3 grid,
+				dim3 block, size_t smem)
+{
+	if (g->n_nodes == g->cap_nodes) {
+		size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
+		struct gw_sim_node *v = realloc(g->nodes, cap * sizeof(*v));
+
+		if (!v)
+			return cudaErrorMemoryAllocation;
+		g->nodes = v;
+		g->cap_nodes = cap;
+	}
+	g->nodes[g->n_nodes++] = (struct gw_sim_node){k, grid, block, smem};
+	return cudaSuccess;
+}
+
+static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim3 grid, dim3 block,
+			   size_t smem, uint32_t graph_id, uint64_t node_id)
+{
+	uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
+	uint64_t per_wave = (uint64_t)gw_sim_rt.cfg.sms *
+			    gw_sim_blocks_per_sm(block.x * block.y * block.z, (uint32_t)smem);
+	uint64_t waves = (blocks + per_wave - 1) / per_wave;
+	struct gw_sim_op op = {
+		.kind = GW_SIM_OP_KERNEL,
+		.correlation_id = gw_sim_correlation(),
+		.graph_id = graph_id,
+		.graph_node_id = node_id,
+		.name = k->name,
+		.grid = grid,
+		.block = block,
+		.dynamic_smem = (uint32_t)smem,
+	};
+
+	gw_sim_enqueue(s, &op, waves * kernel_wave_ns(k), true);
+}
+
+cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+			  cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_stream *s;
+	cudaError_t err;
+
+	if (!k)
+		return cudaErrorInvalidDeviceFunction;
+	err = check_config(grid, block, smem);
+	if (err != cudaSuccess)
+		return err;
+	s = gw_sim_stream_get(stream, per_thread);
+	if (!s)
+		return cudaErrorInvalidResourceHandle;
+	{
+		DRV_BEGIN(cuLaunchKernel, cuLaunchKernel_params, .f = (CUfunction)(void *)k,
+			  .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
+			  .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
+			  .sharedMemBytes = (unsigned int)smem, .hStream = stream);
+		gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
+		if (s->capture)
+			err = capture_node(s->capture, k, grid, block, smem);
+		else
+			enqueue_kernel(s, k, grid, block, smem, 0, 0);
+		DRV_END(err);
+	}
+	return err;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+			       size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+			       size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = (struct gw_sim_kernel *)(void *)kernel;
+	/* CUPTI 13 names this id but has no parameter struct for it; the layout is
+	 * cudaLaunchKernel_v7000_params with func holding the kernel handle. */
+	cudaLaunchKernel_v7000_params gw_p_ = {kernel, gridDim, blockDim, args, sharedMem, stream};
+	struct gw_sim_api gw_a_;
+
+	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,
+			 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel",
+			 &gw_p_, k ? k->name : NULL);
+	RT_END(gw_sim_launch(k, gridDim, blockDim, sharedMem, stream, false));
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+				    size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = (struct gw_sim_kernel *)(void *)kernel;
+	cudaLaunchKernel_ptsz_v7000_params gw_p_ = {kernel, gridDim,   blockDim,
+						    args,   sharedMem, stream};
+	struct gw_sim_api gw_a_;
+
+	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,
+			 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+			 "__cudaLaunchKernel_ptsz", &gw_p_, k ? k->name : NULL);
+	RT_END(gw_sim_launch(k, gridDim, blockDim, sharedMem, stream, true));
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+			     size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchKernel, v7000, func, gridDim, blockDim, args,
+		     sharedMem, stream);
+
+	RT_END(gw_sim_launch(k, gridDim, blockDim, sharedMem, stream, false));
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+				  size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchKernel_ptsz, v7000, func, gridDim, blockDim,
+		     args, sharedMem, stream);
+
+	RT_END(gw_sim_launch(k, gridDim, blockDim, sharedMem, stream, true));
+}
+
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, bool per_thread)
+{
+	if (!config)
+		return cudaErrorInvalidValue;
+	return gw_sim_launch(gw_sim_kernel_find(func), config->gridDim, config->blockDim,
+			     config->dynamicSmemBytes, config->stream, per_thread);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchKernelExC, v11060, config, func, args);
+
+	RT_END(launch_ex(config, func, false));
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+				     void **args)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchKernelExC_ptsz, v11060, config, func, args);
+
+	RT_END(launch_ex(config, func, true));
+}
+
+/* --- occupancy and function attributes, by the same rule as the timing --- */
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func,
+							  int blockSize, size_t dynamicSMemSize)
+{
+	RT_BEGIN(cudaOccupancyMaxActiveBlocksPerMultiprocessor, v6050, numBlocks, func, blockSize,
+		 dynamicSMemSize);
+	cudaError_t err = cudaSuccess;
+
+	if (!numBlocks || blockSize <= 0)
+		err = cudaErrorInvalidValue;
+	else if (!gw_sim_kernel_find(func))
+		err = cudaErrorInvalidDeviceFunction;
+	else
+		*numBlocks = (int)gw_sim_blocks_per_sm(
+			(uint32_t)blockSize,
+			(uint32_t)(dynamicSMemSize > UINT32_MAX ? UINT32_MAX : dynamicSMemSize));
+	RT_END(err);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func,
+								   int blockSize,
+								   size_t dynamicSMemSize,
+								   unsigned int flags)
+{
+	(void)flags;
+	return cudaOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize,
+							     dynamicSMemSize);
+}
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+	RT_BEGIN(cudaFuncGetAttributes, v3020, attr, func);
+	cudaError_t err = cudaSuccess;
+
+	if (!attr)
+		err = cudaErrorInvalidValue;
+	else if (!gw_sim_kernel_find(func))
+		err = cudaErrorInvalidDeviceFunction;
+	else {
+		memset(attr, 0, sizeof(*attr));
+		attr->maxThreadsPerBlock = GW_SIM_MAX_THREADS;
+		attr->numRegs = GW_SIM_REGS_PER_THREAD;
+		attr->ptxVersion = 90;
+		attr->binaryVersion = 90;
+		attr->maxDynamicSharedSizeBytes = 48 * 1024;
+		attr->preferredShmemCarveout = -1;
+	}
+	RT_END(err);
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+	(void)attr, (void)value;
+	gw_sim_init();
+	return gw_sim_kernel_find(func) ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+}
+
+/* --- stream capture and graphs: sequences of kernel launches, replayed in order --- */
+
+static struct gw_sim_graph *graph_new(uint64_t magic)
+{
+	struct gw_sim_graph *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->magic = magic;
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	g->id = gw_sim_rt.next_graph_id++;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return g;
+}
+
+static void graph_free(struct gw_sim_graph *g)
+{
+	if (!g)
+		return;
+	g->magic = 0;
+	free(g->nodes);
+	free(g);
+}
+
+static struct gw_sim_graph *graph_get(const void *handle, uint64_t magic)
+{
+	struct gw_sim_graph *g = (struct gw_sim_graph *)handle;
+
+	return g && g->magic == magic ? g : NULL;
+}
+
+static cudaError_t begin_capture(cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+
+	if (!s)
+		return cudaErrorInvalidResourceHandle;
+	if (s->legacy)
+		return cudaErrorStreamCaptureUnsupported;
+	if (s->capture)
+		return cudaErrorIllegalState;
+	s->capture = graph_new(GW_SIM_GRAPH_MAGIC);
+	return s->capture ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	RT_BEGIN(cudaStreamBeginCapture, v10000, stream, mode);
+
+	RT_END(begin_capture(stream, false));
+}
+
+static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph, bool per_thread)
+{
+	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+
+	if (!s)
+		return cudaErrorInvalidResourceHandle;
+	if (!pGraph)
+		return cudaErrorInvalidValue;
+	if (!s->capture)
+		return cudaErrorIllegalState;
+	*pGraph = (cudaGraph_t)(void *)s->capture;
+	s->capture = NULL;
+	return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+	RT_BEGIN(cudaStreamEndCapture, v10000, stream, pGraph);
+
+	RT_END(end_capture(stream, pGraph, false));
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus)
+{
+	struct gw_sim_stream *s;
+
+	gw_sim_init();
+	s = gw_sim_stream_get(stream, false);
+	if (!s)
+		return cudaErrorInvalidResourceHandle;
+	if (!pStatus)
+		return cudaErrorInvalidValue;
+	*pStatus = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+	return cudaSuccess;
+}
+
+static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph)
+{
+	struct gw_sim_graph *g = graph_get(graph, GW_SIM_GRAPH_MAGIC), *x;
+
+	if (!pGraphExec || !g)
+		return cudaErrorInvalidValue;
+	x = graph_new(GW_SIM_EXEC_MAGIC);
+	if (!x)
+		return cudaErrorMemoryAllocation;
+	x->nodes = malloc((g->n_nodes ? g->n_nodes : 1) * sizeof(*x->nodes));
+	if (!x->nodes) {
+		graph_free(x);
+		return cudaErrorMemoryAllocation;
+	}
+	memcpy(x->nodes, g->nodes, g->n_nodes * sizeof(*x->nodes));
+	x->n_nodes = x->cap_nodes = g->n_nodes;
+	*pGraphExec = (cudaGraphExec_t)(void *)x;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+				 unsigned long long flags)
+{
+	RT_BEGIN(cudaGraphInstantiate, v12000, pGraphExec, graph, flags);
+
+	RT_END(instantiate(pGraphExec, graph));
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+					  unsigned long long flags)
+{
+	RT_BEGIN(cudaGraphInstantiateWithFlags, v11040, pGraphExec, graph, flags);
+
+	RT_END(instantiate(pGraphExec, graph));
+}
+
+static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_graph *x = graph_get(exec, GW_SIM_EXEC_MAGIC);
+	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+
+	if (!x)
+		return cudaErrorInvalidValue;
+	if (!s)
+		return cudaErrorInvalidResourceHandle;
+	if (s->capture)
+		return cudaErrorStreamCaptureUnsupported;
+	{
+		DRV_BEGIN(cuGraphLaunch, cuGraphLaunch_params, .hGraph = (CUgraphExec)exec,
+			  .hStream = stream);
+		gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
+		for (size_t i = 0; i < x->n_nodes; i++)
+			enqueue_kernel(s, x->nodes[i].kernel, x->nodes[i].grid, x->nodes[i].block,
+				       x->nodes[i].smem, x->id, ((uint64_t)x->id << 32) | (i + 1));
+		DRV_END(cudaSuccess);
+	}
+	return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+	RT_BEGIN(cudaGraphLaunch, v10000, graphExec, stream);
+
+	RT_END(graph_launch(graphExec, stream, false));
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+	RT_BEGIN(cudaGraphLaunch_ptsz, v10000, graphExec, stream);
+
+	RT_END(graph_launch(graphExec, stream, true));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+	RT_BEGIN(cudaGraphDestroy, v10000, graph);
+	struct gw_sim_graph *g = graph_get(graph, GW_SIM_GRAPH_MAGIC);
+
+	graph_free(g);
+	RT_END(g || !graph ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+	RT_BEGIN(cudaGraphExecDestroy, v10000, graphExec);
+	struct gw_sim_graph *x = graph_get(graphExec, GW_SIM_EXEC_MAGIC);
+
+	graph_free(x);
+	RT_END(x || !graphExec ? cudaSuccess : cudaErrorInvalidValue);
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal interface between the parts of the simulated runtime (libcudart.so.13 only). */
+#ifndef GW_SIM_RUNTIME_H
+#define GW_SIM_RUNTIME_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "gpusim.h"
+
+#define GW_SIM_STREAM_MAGIC 0x5354524541u
+#define GW_SIM_EVENT_MAGIC  0x4556454e54u
+#define GW_SIM_GRAPH_MAGIC  0x4752415048u
+#define GW_SIM_EXEC_MAGIC   0x4558454321u
+
+struct gw_sim_graph;
+
+struct gw_sim_stream {
+	uint64_t magic;
+	uint32_t id;
+	unsigned int flags;
+	int priority;
+	bool legacy;
+	bool per_thread;
+	uint64_t last_end_ns; /* end of its last operation (or of the last event it waits for) */
+	struct gw_sim_graph *capture; /* non-NULL while capturing */
+	struct gw_sim_stream *next_free;
+};
+
+struct gw_sim_event {
+	uint64_t magic;
+	uint32_t id;
+	unsigned int flags;
+	bool recorded;
+	uint64_t t_ns;
+	struct gw_sim_event *next_free;
+};
+
+/* A registered __global__ function. */
+struct gw_sim_kernel {
+	const void *host_fun;
+	const char *name;
+	_Atomic uint64_t wave_ns; /* UINT64_MAX until resolved against GPUSIM_KERNEL_US */
+};
+
+struct gw_sim_node {
+	struct gw_sim_kernel *kernel;
+	dim3 grid;
+	dim3 block;
+	size_t smem;
+};
+
+struct gw_sim_graph {
+	uint64_t magic;
+	uint32_t id;
+	size_t n_nodes;
+	size_t cap_nodes;
+	struct gw_sim_node *nodes;
+};
+
+/* Global runtime state; `lock` guards the timeline, streams and events. */
+struct gw_sim_runtime {
+	pthread_mutex_t lock;
+	struct gw_sim_config cfg;
+	struct gw_sim_stream legacy;
+	uint64_t device_last_end_ns;
+	uint64_t blocking_max_end_ns; /* latest end over all blocking non-legacy streams */
+	uint64_t *pending;	      /* min-heap of the ends of unfinished operations */
+	size_t n_pending;
+	size_t cap_pending;
+	uint32_t next_stream_id;
+	uint32_t next_event_id;
+	uint32_t next_graph_id;
+	struct gw_sim_stream *free_streams;
+	struct gw_sim_event *free_events;
+};
+
+extern struct gw_sim_runtime gw_sim_rt;
+extern const struct gw_sim_hooks *_Atomic gw_sim_hooks_ptr;
+
+/* config.c */
+void gw_sim_config_load(struct gw_sim_config *cfg);
+uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name);
+
+/* timeline.c */
+void gw_sim_init(void);
+void gw_sim_wait_until(uint64_t t_ns);
+void gw_sim_spin_ns(uint64_t ns);
+struct gw_sim_stream *gw_sim_stream_get(cudaStream_t handle, bool per_thread);
+struct gw_sim_stream *gw_sim_stream_new(unsigned int flags, int priority);
+void gw_sim_stream_free(struct gw_sim_stream *s);
+struct gw_sim_event *gw_sim_event_get(cudaEvent_t handle);
+struct gw_sim_event *gw_sim_event_new(unsigned int flags);
+void gw_sim_event_free(struct gw_sim_event *e);
+/* Places op on s's timeline lasting dur_ns (fills start/end/stream); launches obey the queue
+ * depth. Calls the op hook. */
+void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns, bool launch);
+/* Time at which all work currently in s (resp. the device) has finished. */
+uint64_t gw_sim_stream_end(struct gw_sim_stream *s);
+uint64_t gw_sim_device_end(void);
+void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s);
+void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e);
+
+/* memory.c */
+enum gw_sim_mem {
+	GW_SIM_MEM_PAGEABLE, /* not allocated by us */
+	GW_SIM_MEM_DEVICE,
+	GW_SIM_MEM_PINNED,
+	GW_SIM_MEM_MANAGED,
+	GW_SIM_MEM_SYMBOL,
+};
+int gw_sim_mem_alloc(enum gw_sim_mem kind, size_t bytes, void **ret_ptr);
+/* Frees the allocation starting at ptr; -ENOENT when ptr starts none of kind `kind`. */
+int gw_sim_mem_free(enum gw_sim_mem kind, void *ptr, size_t *ret_bytes);
+/* Kind of the allocation holding [ptr, ptr + bytes), with its base; PAGEABLE if none,
+ * -EFAULT when ptr is inside an allocation but the range runs past its end. */
+int gw_sim_mem_find(const void *ptr, size_t bytes, enum gw_sim_mem *ret_kind, void **ret_base);
+uint64_t gw_sim_mem_used(void);
+void gw_sim_mem_free_all(void);
+
+/* api.c: the per-call bracket that drives CUPTI callbacks and API records. */
+void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		      const char *name, const void *params, const char *symbol);
+cudaError_t gw_sim_api_end(struct gw_sim_api *a, cudaError_t err);
+uint32_t gw_sim_correlation(void);
+void gw_sim_emit_memory(bool release, enum gw_sim_mem kind, const void *ptr, uint64_t bytes,
+			const struct gw_sim_stream *s, bool async);
+void gw_sim_emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
+		      const struct gw_sim_stream *s, const struct gw_sim_event *e);
+
+/* Runtime call bracket: params struct P of the real CUPTI type, then the body, then RT_END. */
+#define RT_BEGIN(fn, ver, ...)                                                                     \
+	fn##_##ver##_params gw_p_ = {__VA_ARGS__};                                                 \
+	struct gw_sim_api gw_a_;                                                                   \
+	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
+			 CUPTI_RUNTIME_TRACE_CBID_##fn##_##ver, #fn, &gw_p_, NULL)
+#define RT_BEGIN0(fn, ver)                                                                         \
+	struct gw_sim_api gw_a_;                                                                   \
+	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
+			 CUPTI_RUNTIME_TRACE_CBID_##fn##_##ver, #fn, NULL, NULL)
+/* A launch: the callbacks see the kernel's name as symbolName from API_ENTER on. */
+#define RT_BEGIN_SYM(sym, fn, ver, ...)                                                            \
+	fn##_##ver##_params gw_p_ = {__VA_ARGS__};                                                 \
+	struct gw_sim_api gw_a_;                                                                   \
+	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,                                      \
+			 CUPTI_RUNTIME_TRACE_CBID_##fn##_##ver, #fn, &gw_p_, (sym))
+#define RT_END(err) return gw_sim_api_end(&gw_a_, (err))
+
+/* Driver call nested in the current runtime call (only traced when a hook is installed). */
+#define DRV_BEGIN(fn, ptype, ...)                                                                  \
+	ptype gw_dp_ = {__VA_ARGS__};                                                              \
+	struct gw_sim_api gw_d_;                                                                   \
+	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
+			 &gw_dp_, NULL)
+#define DRV_BEGIN0(fn)                                                                             \
+	struct gw_sim_api gw_d_;                                                                   \
+	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
+			 NULL, NULL)
+#define DRV_END(err) gw_sim_api_end(&gw_d_, (err))
+
+/* errors.c */
+void gw_sim_set_error(cudaError_t err);
+
+/* launch.c */
+cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+			  cudaStream_t stream, bool per_thread);
+struct gw_sim_kernel *gw_sim_kernel_find(const void *host_fun);
+void *gw_sim_symbol_find(const void *host_var, size_t *ret_size);
+
+/*
+ * Exported entry points that the CUDA headers declare only for C++ (crt/host_runtime.h) or only
+ * when compiling for the per-thread default stream (the _ptsz/_ptds names): prototypes for
+ * -Wmissing-prototypes, matching the toolkit's.
+ */
+void **__cudaRegisterFatBinary(void *fatCubin);
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
+void __cudaUnregisterFatBinary(void **fatCubinHandle);
+char __cudaInitModule(void **fatCubinHandle);
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+				  size_t sharedMem, cudaStream_t stream);
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+				     void **args);
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
+cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+				 cudaStream_t stream);
+cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream);
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+
+#endif

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/* The virtual device timeline: streams, events, the queue-depth limit and host-clock waits. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime.h"
+
+struct gw_sim_runtime gw_sim_rt = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.legacy = {.magic = GW_SIM_STREAM_MAGIC, .id = GW_SIM_LEGACY_STREAM_ID, .legacy = true},
+	.next_stream_id = GW_SIM_LEGACY_STREAM_ID + 1,
+	.next_event_id = 1,
+	.next_graph_id = 1,
+};
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_once_t config_once = PTHREAD_ONCE_INIT;
+static atomic_bool device_ready;
+static atomic_bool injection_started;
+static __thread struct gw_sim_stream *thread_stream;
+
+uint64_t gw_sim_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void config_init(void)
+{
+	gw_sim_config_load(&gw_sim_rt.cfg);
+}
+
+const struct gw_sim_config *gw_sim_config(void)
+{
+	pthread_once(&config_once, config_init);
+	return &gw_sim_rt.cfg;
+}
+
+bool gw_sim_device_ready(void)
+{
+	return atomic_load(&device_ready);
+}
+
+CUcontext gw_sim_context(void)
+{
+	static int ctx;
+
+	return (CUcontext)(void *)&ctx;
+}
+
+static void device_init(void)
+{
+	const struct gw_sim_hooks *h;
+
+	gw_sim_config();
+	atomic_store(&device_ready, true);
+	h = atomic_load(&gw_sim_hooks_ptr);
+	if (h)
+		h->device();
+}
+
+/* Like the driver: the injection library is loaded once, after the device exists, so that its
+ * InitializeInjection may itself call the runtime. */
+static void load_injection(void)
+{
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+	int (*init)(void);
+	void *handle;
+
+	if (!path || !*path)
+		return;
+	handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!handle)
+		return;
+	*(void **)&init = dlsym(handle, "InitializeInjection");
+	if (init)
+		init();
+}
+
+void gw_sim_init(void)
+{
+	bool expected = false;
+
+	if (atomic_load_explicit(&device_ready, memory_order_acquire) &&
+	    atomic_load_explicit(&injection_started, memory_order_relaxed))
+		return;
+	pthread_once(&init_once, device_init);
+	if (atomic_compare_exchange_strong(&injection_started, &expected, true))
+		load_injection();
+}
+
+void gw_sim_spin_ns(uint64_t ns)
+{
+	uint64_t end;
+
+	if (!ns)
+		return;
+	end = gw_sim_now_ns() + ns;
+	while (gw_sim_now_ns() < end)
+		__builtin_ia32_pause();
+}
+
+/* Sleeps most of the way, then spins: sleeps overshoot by tens of µs, the model wants µs. */
+void gw_sim_wait_until(uint64_t t_ns)
+{
+	for (;;) {
+		uint64_t now = gw_sim_now_ns();
+		struct timespec ts;
+
+		if (now >= t_ns)
+			return;
+		if (t_ns - now <= 100000) {
+			gw_sim_spin_ns(t_ns - now);
+			return;
+		}
+		ts.tv_sec = (time_t)((t_ns - now - 80000) / 1000000000ull);
+		ts.tv_nsec = (long)((t_ns - now - 80000) % 1000000000ull);
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* --- streams and events (callers hold no lock; handles are never unmapped, only recycled) --- */
+
+struct gw_sim_stream *gw_sim_stream_get(cudaStream_t handle, bool per_thread)
+{
+	struct gw_sim_stream *s;
+
+	if (handle == cudaStreamLegacy || (!handle && !per_thread))
+		return &gw_sim_rt.legacy;
+	if (handle == cudaStreamPerThread || !handle) {
+		if (!thread_stream)
+			thread_stream = gw_sim_stream_new(cudaStreamDefault, 0);
+		if (thread_stream)
+			thread_stream->per_thread = true;
+		return thread_stream;
+	}
+	s = (struct gw_sim_stream *)handle;
+	return s->magic == GW_SIM_STREAM_MAGIC ? s : NULL;
+}
+
+int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id)
+{
+	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+
+	if (!s)
+		return -EINVAL;
+	*ret_id = s->id;
+	return 0;
+}
+
+struct gw_sim_stream *gw_sim_stream_new(unsigned int flags, int priority)
+{
+	struct gw_sim_stream *s;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	s = gw_sim_rt.free_streams;
+	if (s)
+		gw_sim_rt.free_streams = s->next_free;
+	else
+		s = malloc(sizeof(*s));
+	if (s) {
+		memset(s, 0, sizeof(*s));
+		s->magic = GW_SIM_STREAM_MAGIC;
+		s->id = gw_sim_rt.next_stream_id++;
+		s->flags = flags;
+		s->priority = priority;
+	}
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return s;
+}
+
+void gw_sim_stream_free(struct gw_sim_stream *s)
+{
+	if (!s || s->legacy || s->per_thread)
+		return;
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	s->magic = 0;
+	s->next_free = gw_sim_rt.free_streams;
+	gw_sim_rt.free_streams = s;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+}
+
+struct gw_sim_event *gw_sim_event_get(cudaEvent_t handle)
+{
+	struct gw_sim_event *e = (struct gw_sim_event *)handle;
+
+	return e && e->magic == GW_SIM_EVENT_MAGIC ? e : NULL;
+}
+
+struct gw_sim_event *gw_sim_event_new(unsigned int flags)
+{
+	struct gw_sim_event *e;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	e = gw_sim_rt.free_events;
+	if (e)
+		gw_sim_rt.free_events = e->next_free;
+	else
+		e = malloc(sizeof(*e));
+	if (e) {
+		memset(e, 0, sizeof(*e));
+		e->magic = GW_SIM_EVENT_MAGIC;
+		e->id = gw_sim_rt.next_event_id++;
+		e->flags = flags;
+	}
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return e;
+}
+
+void gw_sim_event_free(struct gw_sim_event *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	e->magic = 0;
+	e->next_free = gw_sim_rt.free_events;
+	gw_sim_rt.free_events = e;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+}
+
+/* --- the pending-operation heap (ends of operations not yet finished), under the lock --- */
+
+static void heap_push(uint64_t v)
+{
+	struct gw_sim_runtime *rt = &gw_sim_rt;
+	size_t i;
+
+	if (rt->n_pending == rt->cap_pending) {
+		size_t cap = rt->cap_pending ? rt->cap_pending * 2 : 1024;
+		uint64_t *p = realloc(rt->pending, cap * sizeof(*p));
+
+		if (!p)
+			return; /* the op still runs; it only escapes the depth accounting */
+		rt->pending = p;
+		rt->cap_pending = cap;
+	}
+	i = rt->n_pending++;
+	while (i && rt->pending[(i - 1) / 2] > v) {
+		rt->pending[i] = rt->pending[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	rt->pending[i] = v;
+}
+
+static void heap_pop(void)
+{
+	struct gw_sim_runtime *rt = &gw_sim_rt;
+	uint64_t v = rt->pending[--rt->n_pending];
+	size_t i = 0, n = rt->n_pending;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && rt->pending[c + 1] < rt->pending[c])
+			c++;
+		if (rt->pending[c] >= v)
+			break;
+		rt->pending[i] = rt->pending[c];
+		i = c;
+	}
+	if (n)
+		rt->pending[i] = v;
+}
+
+static void heap_drain(uint64_t now)
+{
+	while (gw_sim_rt.n_pending && gw_sim_rt.pending[0] <= now)
+		heap_pop();
+}
+
+/* Earliest time an operation on s may start, by stream order and the default-stream rules. */
+static uint64_t ready_after(const struct gw_sim_stream *s)
+{
+	uint64_t t = s->last_end_ns;
+
+	if (s->legacy) {
+		if (gw_sim_rt.blocking_max_end_ns > t)
+			t = gw_sim_rt.blocking_max_end_ns;
+	} else if (!(s->flags & cudaStreamNonBlocking)) {
+		if (gw_sim_rt.legacy.last_end_ns > t)
+			t = gw_sim_rt.legacy.last_end_ns;
+	}
+	return t;
+}
+
+static void stream_advance(struct gw_sim_stream *s, uint64_t end)
+{
+	if (end > s->last_end_ns)
+		s->last_end_ns = end;
+	if (!s->legacy && !(s->flags & cudaStreamNonBlocking) &&
+	    end > gw_sim_rt.blocking_max_end_ns)
+		gw_sim_rt.blocking_max_end_ns = end;
+}
+
+void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns, bool launch)
+{
+	const struct gw_sim_hooks *h;
+	uint64_t now, start, dep;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	now = gw_sim_now_ns();
+	heap_drain(now);
+	while (launch && gw_sim_rt.n_pending >= gw_sim_rt.cfg.queue_depth) {
+		uint64_t t = gw_sim_rt.pending[0];
+
+		pthread_mutex_unlock(&gw_sim_rt.lock);
+		gw_sim_wait_until(t);
+		pthread_mutex_lock(&gw_sim_rt.lock);
+		now = gw_sim_now_ns();
+		heap_drain(now);
+	}
+	start = now;
+	dep = ready_after(s);
+	if (dep && dep + gw_sim_rt.cfg.queue_ns > start)
+		start = dep + gw_sim_rt.cfg.queue_ns;
+	op->queued_ns = now;
+	op->start_ns = start;
+	op->end_ns = start + dur_ns;
+	op->stream_id = s->id;
+	stream_advance(s, op->end_ns);
+	if (op->end_ns > gw_sim_rt.device_last_end_ns)
+		gw_sim_rt.device_last_end_ns = op->end_ns;
+	if (op->end_ns > now)
+		heap_push(op->end_ns);
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	h = atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
+	if (h)
+		h->op(op);
+}
+
+uint64_t gw_sim_stream_end(struct gw_sim_stream *s)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	t = s->last_end_ns;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return t;
+}
+
+uint64_t gw_sim_device_end(void)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	t = gw_sim_rt.device_last_end_ns;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return t;
+}
+
+void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s)
+{
+	uint64_t now = gw_sim_now_ns(), t;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	t = ready_after(s);
+	e->t_ns = t > now ? t : now;
+	e->recorded = true;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+}
+
+void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e)
+{
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	if (e->recorded)
+		stream_advance(s, e->t_ns);
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+}
