@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* Recommendations: the quadrant first, then each cause by size, with this run's numbers. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer-internal.h"
+
+#define GW_ADVICE_MIN_SHARE 0.02 /* buckets under 2% of SM-time get no recommendation */
+
+static int add_rec(struct gw_analysis *res, enum gw_bucket b, double frac, char *text)
+{
+	struct gw_recommendation *r;
+
+	if (!text)
+		return -ENOMEM;
+	r = realloc(res->recs, (res->n_recs + 1) * sizeof(*r));
+	if (!r) {
+		free(text);
+		return -ENOMEM;
+	}
+	res->recs = r;
+	res->recs[res->n_recs++] = (struct gw_recommendation){b, frac, text};
+	return 0;
+}
+
+static double gib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* Device time of a bucket in ms: its SM-time over the SMs of all devices. */
+static double bucket_ms(const struct gw_analysis *res, int b)
+{
+	double sms = 0;
+
+	for (unsigned d = 0; d < res->n_devices; d++)
+		if (res->devices[d].budget_sm_ns > 0)
+			sms += (double)res->devices[d].sm_count;
+	return sms > 0 ? res->sm_ns[b] / sms / 1e6 : 0;
+}
+
+/* How much larger a batch fits below 80% of device memory, in steps of 0.5. */
+static double batch_room(const struct gw_analysis *res)
+{
+	if (res->memory.peak_fraction <= 0)
+		return 0;
+	return floor(0.8 / res->memory.peak_fraction * 2) / 2;
+}
+
+static char *quadrant_text(const struct gw_analysis *res)
+{
+	const struct gw_memory *m = &res->memory;
+	double c = res->breakdown[GW_BUCKET_COMPUTE] * 100, p = m->peak_fraction * 100;
+	double room = batch_room(res);
+
+	if (!m->total_bytes)
+		return gw_strdupf("Compute is %.0f%% of SM-time; device memory size unknown, so "
+				  "the memory side of the verdict is open. Work through the causes "
+				  "below in order of size, and re-run gpuwhy after each change to "
+				  "check that compute rose.",
+				  c);
+	if (res->memory_high && res->compute_high)
+		return gw_strdupf(
+			"Memory peaked at %.0f%% of %.0f GiB and compute is %.0f%%: near "
+			"the ideal. Fine-tune only; a full memory leaves no headroom for "
+			"longer inputs, so keep an eye on the peak. Check step time before "
+			"and after any change.",
+			p, gib(m->total_bytes), c);
+	if (res->memory_high)
+		return gw_strdupf(
+			"Memory peaked at %.0f%% of %.0f GiB while compute is only %.0f%%: memory "
+			"is full but the SMs idle. Go through the causes below in order of size. "
+			"Memory is what limits a larger batch: activation recomputation, gradient "
+			"accumulation, sharded optimizer state or mixed precision (AMP) make room "
+			"(trade-off: recomputation costs extra compute, AMP needs loss scaling); "
+			"check the loss curve and the new peak after the change.",
+			p, gib(m->total_bytes), c);
+	if (res->compute_high)
+		return gw_strdupf(
+			"Compute-dense (%.0f%% of SM-time) with memory at %.0f%% of %.0f GiB: a "
+			"batch about %.1fx larger fits. Trade-off: a larger batch changes "
+			"convergence (retune the learning rate); check the validation loss and "
+			"samples per second after the change.",
+			c, p, gib(m->total_bytes), room);
+	return gw_strdupf("Memory peaked at %.0f%% of %.0f GiB and compute is %.0f%%: the GPU is "
+			  "waiting for work. Fix the data pipeline and parallelism first, then "
+			  "use the room: a batch about %.1fx larger fits (trade-off: convergence "
+			  "changes, retune the learning rate). Check compute and samples per "
+			  "second after each change.",
+			  p, gib(m->total_bytes), c, room);
+}
+
+static char *bucket_text(struct gw_analyzer *a, int b)
+{
+	const struct gw_analysis *res = a->res;
+	double pct = res->breakdown[b] * 100, ms = bucket_ms(res, b);
+	const struct gw_sync_site *ss = res->n_sync_sites ? &res->sync_sites[0] : NULL;
+	const struct gw_tiny_kernel *tk = res->n_tiny_kernels ? &res->tiny_kernels[0] : NULL;
+	const struct gw_fusion_candidate *fc = res->n_fusion ? &res->fusion[0] : NULL;
+	double tiny_ms = (double)a->opt.tiny_ns / 1000.0;
+
+	switch (b) {
+	case GW_BUCKET_BANDWIDTH_BOUND:
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) ran kernels whose names mark them "
+			"bandwidth-bound (elementwise, copies, gemv): fuse chains of them "
+			"(torch.compile) or move fewer bytes (bf16/fp8). Trade-off: "
+			"compilation time, precision. Check the kernels' total time and the "
+			"model's accuracy after the change.",
+			pct, ms);
+	case GW_BUCKET_LOW_INTENSITY:
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) ran low arithmetic-intensity "
+			"kernels (transposes, norms, softmax, masks): fuse them into their "
+			"neighbours (torch.compile, fused norm kernels), avoid materialized "
+			"transposes. Trade-off: engineering or compile time. Check their "
+			"share falls in the next gpuwhy run.",
+			pct, ms);
+	case GW_BUCKET_SMALL_BATCH:
+		if (res->memory.total_bytes && batch_room(res) >= 1.5)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
+				"grids "
+				"cannot fill the GPU (mean fill %.0f%%). Memory peaked at %.0f%% "
+				"of "
+				"%.0f GiB, so a batch about %.1fx larger fits. Trade-off: a larger "
+				"batch changes convergence; check the loss curve and samples/s.",
+				pct, ms, res->util.sm_busy * 100, res->memory.peak_fraction * 100,
+				gib(res->memory.total_bytes), batch_room(res));
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
+			"grids cannot fill the GPU (mean fill %.0f%%): give each launch more "
+			"work (larger batch, or run independent work on other streams). "
+			"Trade-off: convergence or code changes; check samples/s.",
+			pct, ms, res->util.sm_busy * 100);
+	case GW_BUCKET_DEPENDENCY_CHAIN:
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) was idle inside a serial chain of "
+			"under-filled kernels repeating step after step (an RNN-style loop): "
+			"batch independent sequences together, use a fused multi-step "
+			"kernel (cuDNN RNN) or a CUDA Graph of the loop. Trade-off: "
+			"restructuring the model; check the chain's time per step.",
+			pct, ms);
+	case GW_BUCKET_LAUNCH_OVERHEAD: {
+		double q =
+			res->launch_queued_sm_ns / (res->budget_sm_ns > 0 ? res->budget_sm_ns : 1);
+		double ic =
+			res->launch_in_call_sm_ns / (res->budget_sm_ns > 0 ? res->budget_sm_ns : 1);
+		double bt =
+			res->launch_between_sm_ns / (res->budget_sm_ns > 0 ? res->budget_sm_ns : 1);
+
+		if (tk)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) went to launch overhead (queued "
+				"%.0f%%, "
+				"inside launch calls %.0f%%, between them %.0f%%); %llu kernels "
+				"ran "
+				"under %.0f us, the most frequent %s (%llu times, %s). Capture the "
+				"loop in a CUDA Graph or fuse the small kernels%s%s%s: that gives "
+				"back "
+				"up to %.1f ms. Trade-off: graphs need static shapes, fusion costs "
+				"engineering; check launch_overhead in the next run.",
+				pct, ms, q * 100, ic * 100, bt * 100,
+				(unsigned long long)res->counts.tiny_kernels, tiny_ms, tk->name,
+				(unsigned long long)tk->count, tk->site.text ? tk->site.text : "?",
+				fc ? " (top candidate: " : "", fc ? fc->names[0] : "",
+				fc ? "...)" : "", ms);
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) went to launch overhead (queued "
+			"%.0f%%, inside launch calls %.0f%%, between them %.0f%%): fewer, "
+			"larger launches or a CUDA Graph give it back. Trade-off: graphs need "
+			"static shapes; check launch_overhead in the next run.",
+			pct, ms, q * 100, ic * 100, bt * 100);
+	}
+	case GW_BUCKET_HOST_SYNC:
+		if (ss)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) the GPU waited on synchronizations. "
+				"%s at "
+				"%s synchronizes %llu times and exposes %.1f ms of idle GPU: drop "
+				"it, "
+				"defer the value it reads (keep it on the device, read it every N "
+				"steps) or use async copies into pinned memory. Trade-off: later "
+				"error detection or stale logging values; check host_sync in the "
+				"next "
+				"run.",
+				pct, ms, ss->api, ss->site.text ? ss->site.text : "?",
+				(unsigned long long)ss->count, (double)ss->exposed_ns / 1e6);
+		return gw_strdupf("%.0f%% of SM-time (%.1f ms) the GPU waited on synchronizations: "
+				  "remove or defer them. Check host_sync in the next run.",
+				  pct, ms);
+	case GW_BUCKET_DATA_TRANSFER:
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) only copies ran (%llu copies): put "
+			"copies on their own stream from pinned memory so they overlap "
+			"compute, or keep data resident on the device. Trade-off: pinned "
+			"memory is scarce host memory; check data_transfer and step time.",
+			pct, ms, (unsigned long long)res->counts.memcpy);
+	case GW_BUCKET_HOST_WORK:
+		if (ss && ss->host_work_after_ns)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) the GPU waited while the host worked "
+				"(gaps over %.0f us); %.1f ms of it followed %s at %s, and may "
+				"depend "
+				"on the value it synced (move that decision to the device or defer "
+				"it). Otherwise: more data-loader workers, prefetching, pinned "
+				"memory. "
+				"Trade-off: host memory and cores; check host_work in the next "
+				"run.",
+				pct, ms, (double)a->opt.starve_ns / 1000.0,
+				(double)ss->host_work_after_ns / 1e6, ss->api,
+				ss->site.text ? ss->site.text : "?");
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) the GPU waited while the host worked "
+			"(gaps over %.0f us): data loading, Python, CPU compute. Use more "
+			"data-loader workers and prefetching, move CPU work off the critical "
+			"path. Trade-off: host memory and cores; check host_work in the next "
+			"run.",
+			pct, ms, (double)a->opt.starve_ns / 1000.0);
+	case GW_BUCKET_COMMUNICATION:
+		return gw_strdupf("%.0f%% of SM-time (%.1f ms) ran NCCL kernels: overlap "
+				  "communication with compute (bucketed all-reduce), check the "
+				  "interconnect. Trade-off: memory for buckets; check step time.",
+				  pct, ms);
+	default:
+		return NULL;
+	}
+}
+
+static int cmp_desc(const void *x, const void *y, const double *bd)
+{
+	int p = *(const int *)x, q = *(const int *)y;
+
+	return bd[p] > bd[q] ? -1 : bd[p] < bd[q];
+}
+
+int gw_advise(struct gw_analyzer *a)
+{
+	struct gw_analysis *res = a->res;
+	int order[GW_BUCKET_COUNT], n = 0, r;
+
+	if (res->budget_sm_ns <= 0)
+		return 0;
+	if ((r = add_rec(res, GW_BUCKET_COUNT, 0, quadrant_text(res))) < 0)
+		return r;
+	for (int b = 0; b < GW_BUCKET_COUNT; b++)
+		if (b != GW_BUCKET_COMPUTE && res->breakdown[b] >= GW_ADVICE_MIN_SHARE)
+			order[n++] = b;
+	/* Largest first (insertion sort: at most ten entries). */
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && cmp_desc(&order[j], &order[j - 1], res->breakdown) < 0;
+		     j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	for (int i = 0; i < n; i++)
+		if ((r = add_rec(res, (enum gw_bucket)order[i], res->breakdown[order[i]],
+				 bucket_text(a, order[i]))) < 0)
+			return r;
+	return 0;
+}

@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/* The analyzer's compact event tables, shared by its collection, attribution and advice parts. */
+#pragma once
+
+#include "analysis.h"
+#include "symbolize.h"
+#include "util.h"
+
+enum {
+	GW_OP_KERNEL = 1,
+	GW_OP_MEMCPY = 2,
+	GW_OP_MEMSET = 3,
+};
+
+enum {
+	GW_OPF_OVERLAP = 1u << 0,  /* a kernel of another stream overlaps it */
+	GW_OPF_CHAIN = 1u << 1,	   /* part of a detected dependency chain */
+	GW_OPF_PAGEABLE = 1u << 2, /* a copy touching pageable host memory */
+	GW_OPF_TINY = 1u << 3,
+};
+
+/* A GPU operation: 48 bytes. */
+struct gw_op {
+	uint64_t start_ns, end_ns, corr;
+	uint32_t name_id, stream;
+	uint32_t blocks, smem;
+	uint16_t threads, dev; /* dev: index into the analyzer's device table */
+	uint8_t regs, kind, flags, cls;
+};
+
+/* An API call that issues or waits for work: 48 bytes. */
+struct gw_api {
+	uint64_t corr, start_ns, end_ns;
+	uint32_t tid, stack_id, name_id;
+	uint16_t trace, device;
+	uint8_t category, sync_kind;
+};
+
+/* An allocation or free: 40 bytes. */
+struct gw_mev {
+	uint64_t time_ns, addr, bytes;
+	uint32_t stack_id;
+	uint16_t trace, device;
+	uint8_t op, kind;
+};
+
+struct gw_stack {
+	uint64_t *ips;
+	uint32_t depth;
+};
+
+struct gw_module_rec {
+	char *path;
+	uint64_t base, start, size;
+};
+
+struct gw_trace_st {
+	struct gw_trace_info info;
+	struct gw_vec strings; /* char *, indexed by id */
+	struct gw_vec stacks;  /* struct gw_stack, indexed by id */
+	struct gw_vec modules; /* struct gw_module_rec */
+	uint64_t drops_sum, footer_dropped;
+	bool footer_seen, reader_said_clean, have_end_status;
+	uint64_t max_launch_ns; /* longest launch call: bounds the in-call search */
+	struct gw_symbolizer *sym;
+	bool sym_tried;
+	uint8_t *name_cls; /* per string id: class + 1, 0 unknown */
+	size_t name_cls_len;
+};
+
+struct gw_dev_st {
+	struct gw_device_result r;
+	struct gw_device_limits lim;
+	size_t op_begin, op_end; /* slice of the sorted op table */
+	uint64_t live_bytes, peak_bytes;
+	double fill_sm_ns;
+};
+
+struct gw_sync_acc {
+	uint16_t trace;
+	uint8_t kind;
+	uint32_t stack_id, name_id;
+	uint64_t count, wait_ns, exposed_ns, host_work_after_ns;
+	double exposed_sm_ns;
+};
+
+struct gw_tiny_acc {
+	uint16_t trace;
+	uint32_t name_id, stack_id;
+	uint64_t count, total_ns, gap_before_ns;
+};
+
+struct gw_fusion_acc {
+	uint16_t trace;
+	uint8_t n;
+	uint32_t names[8];
+	uint32_t stack_id;
+	uint64_t occurrences, kernel_ns, saved_ns;
+};
+
+struct gw_alloc_acc {
+	uint16_t trace;
+	uint8_t kind;
+	uint32_t stack_id;
+	uint64_t count, bytes, max_bytes, never_freed, never_freed_bytes;
+};
+
+struct gw_analyzer {
+	struct gw_analysis_options opt;
+	struct gw_vec traces;	/* struct gw_trace_st */
+	struct gw_vec devs;	/* struct gw_dev_st */
+	struct gw_hmap dev_map; /* (trace, device id) -> index + 1 */
+	struct gw_vec ops;	/* struct gw_op */
+	struct gw_vec apis;	/* struct gw_api */
+	struct gw_vec mevs;	/* struct gw_mev */
+	uint32_t *op_api;	/* per op: index into apis, UINT32_MAX none */
+	float *op_fill;
+
+	struct gw_vec syncs; /* struct gw_sync_acc */
+	struct gw_hmap sync_map;
+	struct gw_vec tiny; /* struct gw_tiny_acc */
+	struct gw_hmap tiny_map;
+	struct gw_vec fusion; /* struct gw_fusion_acc */
+	struct gw_hmap fusion_map;
+	struct gw_vec allocs; /* struct gw_alloc_acc */
+	struct gw_hmap alloc_map;
+	struct gw_vec gaps; /* struct gw_gap */
+
+	struct gw_analysis *res; /* being built by finish */
+	uint64_t kernel_ns, unclassified_ns;
+	bool finished;
+};
+
+/* The current trace (the last begun). */
+struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i);
+/* The name of string id in trace, or NULL. */
+const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id);
+/* Fills a site from a trace's stack id (symbolized on first use). */
+int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site);
+
+/* Attribution (attribute.c): fills op flags, per-device buckets, sites, bins and gaps. */
+int gw_attribute(struct gw_analyzer *a);
+/* Recommendations (advice.c) from the finished numbers in a->res. */
+int gw_advise(struct gw_analyzer *a);

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: MIT */
+/* SM-time accounting (DESIGN "Attribution"): states A/B/C, chains, the gap rules, sync debt. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyzer-internal.h"
+
+#define GW_CHAIN_MAX_FILL    0.5
+#define GW_CHAIN_MAX_PERIOD  4
+#define GW_CHAIN_MIN_REPEATS 16
+#define GW_FUSION_MAX	     8
+#define GW_INCALL_SCAN	     512
+
+/* A synchronizing call on one device, waiting to learn when the device drained. */
+struct gw_sync_ev {
+	uint64_t start_ns, end_ns;
+	uint32_t site; /* index into a->syncs */
+	uint16_t dev;
+	uint32_t api;
+};
+
+struct gw_sweep {
+	struct gw_analyzer *a;
+	struct gw_analysis *res;
+	struct gw_dev_st *d;
+	unsigned di;
+	double sms;
+	struct gw_sync_ev *syncs; /* this device's, by start */
+	size_t n_syncs, si;
+	uint64_t debt_ns;
+	int64_t owner; /* sync site holding the debt, -1 none */
+	bool owner_fresh;
+	uint64_t last_gap_end, last_gap_len;
+};
+
+static const struct gw_op *g_sort_ops; /* for the index sort below */
+
+static int cmp_stream_idx(const void *x, const void *y)
+{
+	const struct gw_op *p = &g_sort_ops[*(const uint32_t *)x];
+	const struct gw_op *q = &g_sort_ops[*(const uint32_t *)y];
+
+	if (p->stream != q->stream)
+		return p->stream < q->stream ? -1 : 1;
+	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
+}
+
+static int cmp_sync_ev(const void *x, const void *y)
+{
+	const struct gw_sync_ev *p = x, *q = y;
+
+	if (p->dev != q->dev)
+		return p->dev < q->dev ? -1 : 1;
+	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
+}
+
+/* Binary min-heap of op indices keyed by end time. */
+struct gw_heap {
+	uint32_t *v;
+	size_t n;
+};
+
+static void heap_push(struct gw_heap *h, const struct gw_op *ops, uint32_t x)
+{
+	size_t i = h->n++;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (ops[h->v[p]].end_ns <= ops[x].end_ns)
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = x;
+}
+
+static uint32_t heap_pop(struct gw_heap *h, const struct gw_op *ops)
+{
+	uint32_t top = h->v[0], x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ops[h->v[c + 1]].end_ns < ops[h->v[c]].end_ns)
+			c++;
+		if (ops[x].end_ns <= ops[h->v[c]].end_ns)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/* Marks kernels overlapped by a kernel of another stream. */
+static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
+{
+	h->n = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ops[i].kind != GW_OP_KERNEL)
+			continue;
+		while (h->n && ops[h->v[0]].end_ns <= ops[i].start_ns)
+			heap_pop(h, ops);
+		for (size_t k = 0; k < h->n; k++) {
+			struct gw_op *o = &ops[h->v[k]];
+
+			if (o->stream != ops[i].stream) {
+				o->flags |= GW_OPF_OVERLAP;
+				ops[i].flags |= GW_OPF_OVERLAP;
+			}
+		}
+		heap_push(h, ops, (uint32_t)i);
+	}
+	h->n = 0;
+}
+
+/* Chain detection on one stream's candidate segment idx[s..e): repeats of period 1-4. */
+static void mark_chain_segment(struct gw_op *ops, const uint32_t *idx, size_t s, size_t e)
+{
+	for (size_t p = 1; p <= GW_CHAIN_MAX_PERIOD; p++) {
+		size_t j = s;
+
+		if (e - s < GW_CHAIN_MIN_REPEATS * p)
+			break;
+		for (size_t i = s + p; i <= e; i++) {
+			if (i < e && ops[idx[i]].name_id == ops[idx[i - p]].name_id)
+				continue;
+			/* The stretch [j, i) repeats with period p. */
+			if (i - j >= GW_CHAIN_MIN_REPEATS * p)
+				for (size_t k = j; k < i; k++)
+					ops[idx[k]].flags |= GW_OPF_CHAIN;
+			j = i - p + 1;
+		}
+	}
+}
+
+static int fusion_add(struct gw_analyzer *a, unsigned trace, const struct gw_op *ops,
+		      const uint32_t *idx, size_t s, unsigned len, unsigned period, uint64_t occ,
+		      const uint32_t *op_api)
+{
+	uint64_t h1 = 1469598103934665603ull, h2 = period;
+	struct gw_fusion_acc *f;
+	uint64_t *v;
+	bool fresh;
+
+	for (unsigned k = 0; k < period; k++) {
+		h1 = (h1 ^ ops[idx[s + k]].name_id) * 1099511628211ull;
+		h2 = h2 * 31 + ops[idx[s + k]].name_id;
+	}
+	v = gw_hmap_get(&a->fusion_map, h1 ^ trace, h2, &fresh);
+	if (!v)
+		return -ENOMEM;
+	if (fresh) {
+		f = gw_vec_push(&a->fusion, sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		f->trace = (uint16_t)trace;
+		f->n = (uint8_t)period;
+		for (unsigned k = 0; k < period; k++)
+			f->names[k] = ops[idx[s + k]].name_id;
+		if (op_api[idx[s]] != UINT32_MAX)
+			f->stack_id = ((struct gw_api *)a->apis.data)[op_api[idx[s]]].stack_id;
+		*v = a->fusion.len;
+	}
+	f = &((struct gw_fusion_acc *)a->fusion.data)[*v - 1];
+	f->occurrences += occ;
+	for (unsigned k = 0; k < len; k++) {
+		const struct gw_op *o = &ops[idx[s + k]];
+
+		f->kernel_ns += o->end_ns - o->start_ns;
+		/* Idle time between members of one occurrence (not between occurrences). */
+		if (k % period && o->start_ns > ops[idx[s + k - 1]].end_ns)
+			f->saved_ns += o->start_ns - ops[idx[s + k - 1]].end_ns;
+	}
+	return 0;
+}
+
+/* Fusion candidates in one stream's run of consecutive tiny kernels idx[s..e). */
+static int fusion_run(struct gw_analyzer *a, unsigned trace, const struct gw_op *ops,
+		      const uint32_t *idx, size_t s, size_t e)
+{
+	size_t len = e - s;
+
+	if (len < 2)
+		return 0;
+	for (unsigned p = 1; p <= GW_FUSION_MAX && 2 * p <= len; p++) {
+		size_t i;
+
+		for (i = s + p; i < e; i++)
+			if (ops[idx[i]].name_id != ops[idx[i - p]].name_id)
+				break;
+		if (i < e)
+			continue;
+		/* Period p: one kernel repeated is fused in pairs at least. */
+		unsigned q = p == 1 ? 2 : p;
+
+		return fusion_add(a, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q,
+				  a->op_api);
+	}
+	if (len <= GW_FUSION_MAX)
+		return fusion_add(a, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1,
+				  a->op_api);
+	return 0;
+}
+
+/* Per-stream passes over one device's kernels: chains and fusion candidates. */
+static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
+			 uint32_t *idx)
+{
+	const float *fill = a->op_fill + d->op_begin;
+	size_t m = 0;
+	int r;
+
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].kind == GW_OP_KERNEL)
+			idx[m++] = (uint32_t)i;
+	g_sort_ops = ops;
+	if (gw_sort(idx, m, sizeof(*idx), cmp_stream_idx) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+
+		if (fill[idx[i]] >= GW_CHAIN_MAX_FILL || (ops[idx[i]].flags & GW_OPF_OVERLAP)) {
+			i++;
+			continue;
+		}
+		while (j < m && ops[idx[j]].stream == ops[idx[i]].stream &&
+		       fill[idx[j]] < GW_CHAIN_MAX_FILL && !(ops[idx[j]].flags & GW_OPF_OVERLAP))
+			j++;
+		mark_chain_segment(ops, idx, i, j);
+		i = j;
+	}
+	for (size_t i = 0; i < m;) {
+		size_t j = i;
+
+		if (!(ops[idx[i]].flags & GW_OPF_TINY)) {
+			i++;
+			continue;
+		}
+		while (j < m && ops[idx[j]].stream == ops[idx[i]].stream &&
+		       (ops[idx[j]].flags & GW_OPF_TINY))
+			j++;
+		if ((r = fusion_run(a, d->r.trace, ops, idx, i, j)) < 0)
+			return r;
+		i = j;
+	}
+	return 0;
+}
+
+static void bins_add(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket, double sms_share,
+		     double fill, bool kernel)
+{
+	struct gw_analysis *res = w->res;
+	uint64_t b, bend;
+
+	if (!res->n_bins || t1 <= t0)
+		return;
+	b = (t0 - res->start_ns) / res->bin_ns;
+	for (; t0 < t1 && b < res->n_bins; b++, t0 = bend) {
+		struct gw_timeline_bin *bin = &res->bins[b];
+		double dt;
+
+		bend = res->start_ns + (b + 1) * res->bin_ns;
+		if (bend > t1)
+			bend = t1;
+		dt = (double)(bend - t0);
+		if (bucket >= 0)
+			bin->sm_ns[bucket] += dt * sms_share;
+		if (fill > 0)
+			bin->sm_busy += dt * fill * w->sms;
+		if (kernel)
+			bin->kernel_active += dt * w->sms;
+	}
+}
+
+static int gap_piece(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket)
+{
+	struct gw_gap *g;
+
+	if (t1 <= t0)
+		return 0;
+	w->d->r.sm_ns[bucket] += (double)(t1 - t0) * w->sms;
+	bins_add(w, t0, t1, bucket, w->sms, 0, false);
+	if (!w->a->opt.keep_gaps)
+		return 0;
+	g = gw_vec_push(&w->a->gaps, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	g->start_ns = t0;
+	g->end_ns = t1;
+	g->device = w->di;
+	g->bucket = (uint8_t)bucket;
+	return 0;
+}
+
+/* Resolves a sync whose wait ended at drain_ns (the device drained, or the call returned). */
+static void sync_resolve(struct gw_sweep *w, const struct gw_sync_ev *s, uint64_t drain_ns)
+{
+	uint64_t until = drain_ns < s->end_ns ? drain_ns : s->end_ns;
+	uint64_t wait = until > s->start_ns ? until - s->start_ns : 0;
+
+	((struct gw_sync_acc *)w->a->syncs.data)[s->site].wait_ns += wait;
+	w->debt_ns = wait;
+	w->owner = s->site;
+	w->owner_fresh = true;
+}
+
+/* Time N's launching thread spent inside calls that issue work, within [r0, g1]. */
+static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, uint64_t g1)
+{
+	const struct gw_api *apis = w->a->apis.data;
+	const struct gw_api *n = &apis[ai];
+	uint64_t reach = gw_an_trace(w->a, n->trace)->max_launch_ns, sum = 0;
+
+	for (size_t k = 0, j = ai + 1; j-- > 0 && k < GW_INCALL_SCAN; k++) {
+		const struct gw_api *c = &apis[j];
+		uint64_t lo, hi;
+
+		if (c->trace != n->trace || c->start_ns + reach < r0)
+			break;
+		if (c->tid != n->tid || c->category == GW_API_SYNC || c->category == GW_API_OTHER ||
+		    c->category == GW_API_ALLOC || c->category == GW_API_FREE)
+			continue;
+		lo = c->start_ns > r0 ? c->start_ns : r0;
+		hi = c->end_ns < g1 ? c->end_ns : g1;
+		if (hi > lo)
+			sum += hi - lo;
+	}
+	return sum > g1 - r0 ? g1 - r0 : sum;
+}
+
+/* State C: nothing runs in [g0, g1]; N = ops[ni] starts at g1. */
+static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t g0, uint64_t g1)
+{
+	struct gw_analyzer *a = w->a;
+	uint32_t ai = a->op_api[w->d->op_begin + ni];
+	const struct gw_api *api = ai != UINT32_MAX ? &((struct gw_api *)a->apis.data)[ai] : NULL;
+	uint64_t hs, r0, incall;
+	int r;
+
+	(void)ops;
+	w->last_gap_end = g1;
+	w->last_gap_len = g1 - g0;
+	/* Rule 1: N was already queued; the GPU's own per-launch latency. */
+	if (api && api->end_ns <= g0) {
+		w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
+		return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
+	}
+	/* The device drained at g0: syncs waiting since before then learn their W. */
+	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= g0)
+		sync_resolve(w, &w->syncs[w->si++], g0);
+	/* Rule 2: the sync debt is paid first. */
+	hs = g1 - g0 < w->debt_ns ? g1 - g0 : w->debt_ns;
+	w->debt_ns -= hs;
+	if (hs && w->owner >= 0) {
+		struct gw_sync_acc *s = &((struct gw_sync_acc *)a->syncs.data)[w->owner];
+
+		s->exposed_sm_ns += (double)hs * w->sms;
+		s->exposed_ns += hs;
+	}
+	if ((r = gap_piece(w, g0, g0 + hs, GW_BUCKET_HOST_SYNC)) < 0)
+		return r;
+	r0 = g0 + hs;
+	/* Rule 3: what remains, the GPU starved. */
+	if (g1 > r0 && g1 - r0 <= a->opt.starve_ns) {
+		w->res->launch_between_sm_ns += (double)(g1 - r0) * w->sms;
+		r = gap_piece(w, r0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
+	} else if (g1 > r0) {
+		incall = api ? in_launch_calls(w, ai, r0, g1) : 0;
+		w->res->launch_in_call_sm_ns += (double)incall * w->sms;
+		/* Host work right after a sync, or while its debt was still being paid. */
+		if ((w->owner_fresh || hs) && w->owner >= 0)
+			((struct gw_sync_acc *)a->syncs.data)[w->owner].host_work_after_ns +=
+				g1 - incall - r0;
+		if ((r = gap_piece(w, r0, g1 - incall, GW_BUCKET_HOST_WORK)) < 0)
+			return r;
+		r = gap_piece(w, g1 - incall, g1, GW_BUCKET_LAUNCH_OVERHEAD);
+	}
+	w->owner_fresh = false;
+	/* Syncs called while the device sat idle with nothing queued waited for nothing. */
+	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < g1 &&
+	       !(api && api->end_ns <= w->syncs[w->si].start_ns)) {
+		sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
+		w->si++;
+	}
+	return r;
+}
+
+static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uint64_t gap_before)
+{
+	struct gw_analyzer *a = w->a;
+	unsigned trace = w->d->r.trace;
+	struct gw_tiny_acc *t;
+	uint64_t *v;
+	bool fresh;
+
+	gw_an_trace(a, trace)->info.counts.tiny_kernels++;
+	v = gw_hmap_get(&a->tiny_map, trace, op->name_id, &fresh);
+	if (!v)
+		return -ENOMEM;
+	if (fresh) {
+		t = gw_vec_push(&a->tiny, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		t->trace = (uint16_t)trace;
+		t->name_id = op->name_id;
+		*v = a->tiny.len;
+	}
+	t = &((struct gw_tiny_acc *)a->tiny.data)[*v - 1];
+	if (!t->stack_id && ai != UINT32_MAX)
+		t->stack_id = ((struct gw_api *)a->apis.data)[ai].stack_id;
+	t->count++;
+	t->total_ns += op->end_ns - op->start_ns;
+	t->gap_before_ns += gap_before;
+	return 0;
+}
+
+static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct gw_heap *h)
+{
+	const float *fill = w->a->op_fill + w->d->op_begin;
+	double cls_fill[GW_BUCKET_COUNT] = {0};
+	unsigned nk = 0, ncp = 0, nchain = 0;
+	uint64_t t = ops[0].start_ns;
+	size_t i = 0;
+	int r;
+
+	h->n = 0;
+	w->owner = -1;
+	/* Syncs before the first operation, with nothing queued, waited for nothing. */
+	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < ops[0].start_ns) {
+		uint32_t ai = w->a->op_api[w->d->op_begin];
+		const struct gw_api *api =
+			ai != UINT32_MAX ? &((struct gw_api *)w->a->apis.data)[ai] : NULL;
+
+		if (api && api->end_ns <= w->syncs[w->si].start_ns)
+			break;
+		sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
+		w->si++;
+	}
+	while (i < n || h->n) {
+		uint64_t ns = i < n ? ops[i].start_ns : UINT64_MAX;
+		uint64_t ne = h->n ? ops[h->v[0]].end_ns : UINT64_MAX;
+		uint64_t tn = ns < ne ? ns : ne;
+
+		if (tn > t) {
+			double dt = (double)(tn - t);
+
+			if (nk) {
+				double sum = 0, f;
+				int ub =
+					nchain ? GW_BUCKET_DEPENDENCY_CHAIN : GW_BUCKET_SMALL_BATCH;
+
+				for (int b = 0; b < GW_BUCKET_COUNT; b++)
+					sum += cls_fill[b];
+				f = sum < 1 ? sum : 1;
+				for (int b = 0; b < GW_BUCKET_COUNT && sum > 0; b++) {
+					if (cls_fill[b] <= 0)
+						continue;
+					w->d->r.sm_ns[b] += dt * w->sms * f * cls_fill[b] / sum;
+					bins_add(w, t, tn, b, w->sms * f * cls_fill[b] / sum, 0,
+						 false);
+				}
+				w->d->r.sm_ns[ub] += dt * w->sms * (1 - f);
+				bins_add(w, t, tn, ub, w->sms * (1 - f), f, true);
+				w->d->fill_sm_ns += dt * w->sms * f;
+				w->d->r.kernel_active_ns += tn - t;
+			} else if (ncp) {
+				w->d->r.sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * w->sms;
+				bins_add(w, t, tn, GW_BUCKET_DATA_TRANSFER, w->sms, 0, false);
+			} else if ((r = gap(w, ops, i, t, tn)) < 0) {
+				return r;
+			}
+			t = tn;
+		}
+		if (ne <= ns) {
+			const struct gw_op *o = &ops[heap_pop(h, ops)];
+
+			if (o->kind == GW_OP_KERNEL) {
+				cls_fill[o->cls] -= fill[o - ops];
+				if (--nk == 0)
+					memset(cls_fill, 0, sizeof(cls_fill));
+				if (o->flags & GW_OPF_CHAIN)
+					nchain--;
+			} else {
+				ncp--;
+			}
+		} else {
+			struct gw_op *o = &ops[i];
+
+			if (o->kind == GW_OP_KERNEL) {
+				uint64_t gb = w->last_gap_end == o->start_ns ? w->last_gap_len : 0;
+
+				cls_fill[o->cls] += fill[i];
+				nk++;
+				if (o->flags & GW_OPF_CHAIN)
+					nchain++;
+				if ((o->flags & GW_OPF_TINY) &&
+				    (r = tiny_add(w, o, w->a->op_api[w->d->op_begin + i], gb)) < 0)
+					return r;
+			} else {
+				ncp++;
+			}
+			heap_push(h, ops, (uint32_t)i++);
+		}
+	}
+	/* Syncs still waiting when the device finished its last operation. */
+	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= w->d->r.end_ns)
+		sync_resolve(w, &w->syncs[w->si++], w->d->r.end_ns);
+	return 0;
+}
+
+/* Sync sites and per-device sync events from the API table. */
+static int collect_syncs(struct gw_analyzer *a, struct gw_vec *evs)
+{
+	const struct gw_api *apis = a->apis.data;
+
+	for (size_t i = 0; i < a->apis.len; i++) {
+		const struct gw_api *p = &apis[i];
+		uint64_t *dv, *v;
+		struct gw_sync_acc *s;
+		struct gw_sync_ev *e;
+		bool fresh;
+
+		if (p->sync_kind == GW_SYNC_NONE)
+			continue;
+		v = gw_hmap_get(&a->sync_map, ((uint64_t)p->trace << 32) | p->name_id, p->stack_id,
+				&fresh);
+		if (!v)
+			return -ENOMEM;
+		if (fresh) {
+			s = gw_vec_push(&a->syncs, sizeof(*s));
+			if (!s)
+				return -ENOMEM;
+			s->trace = p->trace;
+			s->kind = p->sync_kind;
+			s->stack_id = p->stack_id;
+			s->name_id = p->name_id;
+			*v = a->syncs.len;
+		}
+		s = &((struct gw_sync_acc *)a->syncs.data)[*v - 1];
+		s->count++;
+		dv = gw_hmap_find(&a->dev_map, p->trace, p->device);
+		if (!dv)
+			continue; /* a device without GPU operations: nothing to wait for */
+		e = gw_vec_push(evs, sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		e->start_ns = p->start_ns;
+		e->end_ns = p->end_ns;
+		e->site = (uint32_t)(*v - 1);
+		e->dev = (uint16_t)(*dv - 1);
+		e->api = (uint32_t)i;
+	}
+	return gw_sort(evs->data, evs->len, sizeof(struct gw_sync_ev), cmp_sync_ev) < 0 ? -ENOMEM
+											: 0;
+}
+
+int gw_attribute(struct gw_analyzer *a)
+{
+	struct gw_op *ops = a->ops.data;
+	struct gw_dev_st *devs = a->devs.data;
+	struct gw_vec evs = {0};
+	struct gw_heap h = {0};
+	uint32_t *idx = NULL;
+	size_t se = 0;
+	int r;
+
+	if ((r = collect_syncs(a, &evs)) < 0)
+		goto out;
+	h.v = malloc((a->ops.len + 1) * sizeof(*h.v));
+	idx = malloc((a->ops.len + 1) * sizeof(*idx));
+	if (!h.v || !idx) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < a->ops.len; i++)
+		if (ops[i].kind == GW_OP_KERNEL && ops[i].end_ns - ops[i].start_ns < a->opt.tiny_ns)
+			ops[i].flags |= GW_OPF_TINY;
+	for (size_t d = 0; d < a->devs.len; d++) {
+		struct gw_dev_st *dv = &devs[d];
+		struct gw_sync_ev *ev = evs.data;
+		struct gw_sweep w = {.a = a, .res = a->res, .d = dv, .di = (unsigned)d};
+		size_t n = dv->op_end - dv->op_begin;
+
+		while (se < evs.len && ev[se].dev < d)
+			se++;
+		w.syncs = ev + se;
+		while (se < evs.len && ev[se].dev == d)
+			se++;
+		w.n_syncs = (size_t)(ev + se - w.syncs);
+		if (dv->r.start_ns == UINT64_MAX || !n) {
+			for (size_t k = 0; k < w.n_syncs; k++)
+				sync_resolve(&w, &w.syncs[k], w.syncs[k].start_ns);
+			continue;
+		}
+		w.sms = (double)dv->lim.sm_count;
+		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
+		mark_overlaps(ops + dv->op_begin, n, &h);
+		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx)) < 0 ||
+		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
+			goto out;
+	}
+	/* Bins: SM-weighted means. */
+	if (a->res->n_bins) {
+		double sms = 0;
+
+		for (size_t d = 0; d < a->devs.len; d++)
+			if (devs[d].r.start_ns != UINT64_MAX)
+				sms += (double)devs[d].lim.sm_count;
+		for (unsigned b = 0; b < a->res->n_bins && sms > 0; b++) {
+			a->res->bins[b].sm_busy /= sms * (double)a->res->bin_ns;
+			a->res->bins[b].kernel_active /= sms * (double)a->res->bin_ns;
+		}
+	}
+	r = 0;
+out:
+	gw_vec_free(&evs);
+	free(h.v);
+	free(idx);
+	return r;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Small containers and helpers shared by the analysis: arrays, a hash map, sorting, names. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A growable array of fixed-size elements. Zero-initialized is empty. */
+struct gw_vec {
+	void *data;
+	size_t len, cap, elem;
+};
+
+/* Appends one zeroed element; returns it, or NULL on -ENOMEM. */
+void *gw_vec_push(struct gw_vec *v, size_t elem);
+void gw_vec_free(struct gw_vec *v);
+
+/* A map from a pair of u64 keys to a u64 value (open addressing). Zero-initialized is empty. */
+struct gw_hmap {
+	struct gw_hmap_slot {
+		uint64_t k1, k2, value;
+		bool used;
+	} * slots;
+	size_t cap, len;
+};
+
+/* The value slot for (k1, k2), inserted with *ret_new = true and value 0 when absent; NULL on
+ * -ENOMEM. The pointer is valid until the next insertion. */
+uint64_t *gw_hmap_get(struct gw_hmap *m, uint64_t k1, uint64_t k2, bool *ret_new);
+/* Lookup without insertion; NULL when absent. */
+uint64_t *gw_hmap_find(const struct gw_hmap *m, uint64_t k1, uint64_t k2);
+/* Removes (k1, k2) if present. */
+void gw_hmap_del(struct gw_hmap *m, uint64_t k1, uint64_t k2);
+void gw_hmap_free(struct gw_hmap *m);
+
+/* Stable natural merge sort: O(n) on sorted input, O(n log n) otherwise. Returns 0 or -ENOMEM. */
+int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
+/* Demangled C++ name (malloc'd), or a copy of the name when it is not mangled; NULL on -ENOMEM. */
+char *gw_demangle(const char *name);
+
+/* asprintf that returns the string or NULL. */
+char *gw_strdupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

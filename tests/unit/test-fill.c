@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/* Occupancy limits, SM fill with the tail effect, and the kernel-name class table. */
+#include "analysis-test-util.h"
+
+static const struct gw_device_limits h100 = {
+	.sm_count = 132,
+	.max_threads_per_sm = 2048,
+	.max_blocks_per_sm = 32,
+	.regs_per_sm = 65536,
+	.smem_per_sm_bytes = 228 * 1024,
+	.warp_size = 32,
+};
+
+static void occupancy_limits(void **state)
+{
+	(void)state;
+	/* Threads: 2048 / 1024 = 2 blocks. */
+	assert_int_equal(gw_blocks_per_sm(&h100, 1024, 0, 0), 2);
+	/* Registers: 64 per thread x 256 threads = 16 Ki per block; 64 Ki / 16 Ki = 4 (threads
+	 * alone would allow 8). */
+	assert_int_equal(gw_blocks_per_sm(&h100, 256, 64, 0), 4);
+	assert_int_equal(gw_blocks_per_sm(&h100, 256, 32, 0), 8);
+	/* Shared memory: 228 KiB / 100 KiB = 2 blocks. */
+	assert_int_equal(gw_blocks_per_sm(&h100, 128, 32, 100 * 1024), 2);
+	/* 100 threads occupy 4 warps = 128 threads: 2048 / 128 = 16, and registers
+	 * 65536 / (32 x 128) = 16. */
+	assert_int_equal(gw_blocks_per_sm(&h100, 100, 32, 0), 16);
+	/* 32-thread blocks: 64 by threads, capped at 32 blocks per SM. */
+	assert_int_equal(gw_blocks_per_sm(&h100, 32, 0, 0), 32);
+	/* A block larger than the SM's registers still has one resident block. */
+	assert_int_equal(gw_blocks_per_sm(&h100, 1024, 255, 0), 1);
+}
+
+static void fill_and_tail(void **state)
+{
+	/* 256 threads, 32 registers: 8 blocks per SM, capacity 132 x 8 = 1056 blocks. */
+	(void)state;
+	assert_near(gw_kernel_fill(&h100, 528, 256, 32, 0), 0.5, 1e-12);
+	assert_near(gw_kernel_fill(&h100, 1056, 256, 32, 0), 1.0, 1e-12);
+	/* 1.5 waves run as 2: the last wave is half full, fill 1.5 / 2. */
+	assert_near(gw_kernel_fill(&h100, 1584, 256, 32, 0), 0.75, 1e-12);
+	/* One block past two full waves: 3 waves for 2112 + 1 blocks. */
+	assert_near(gw_kernel_fill(&h100, 2113, 256, 32, 0), 2113.0 / 1056.0 / 3.0, 1e-12);
+	assert_near(gw_kernel_fill(&h100, 1, 256, 32, 0), 1.0 / 1056.0, 1e-12);
+	assert_near(gw_kernel_fill(&h100, 0, 256, 32, 0), 0.0, 1e-12);
+}
+
+static void name_classes(void **state)
+{
+	bool ok;
+
+	(void)state;
+	assert_int_equal(gw_kernel_class("ampere_sgemm_128x64_nn", &ok), GW_BUCKET_COMPUTE);
+	assert_true(ok);
+	/* Compute names are checked first: "gemm" wins over "add". */
+	assert_int_equal(gw_kernel_class("gemm_add_bias", &ok), GW_BUCKET_COMPUTE);
+	assert_int_equal(gw_kernel_class("ncclDevKernel_AllReduce", &ok), GW_BUCKET_COMMUNICATION);
+	assert_int_equal(gw_kernel_class("layer_norm_fwd", &ok), GW_BUCKET_LOW_INTENSITY);
+	assert_int_equal(gw_kernel_class("void transpose<float>(float*, int)", &ok),
+			 GW_BUCKET_LOW_INTENSITY);
+	assert_int_equal(gw_kernel_class("add_kernel(float*, float const*, int)", &ok),
+			 GW_BUCKET_BANDWIDTH_BOUND);
+	assert_int_equal(gw_kernel_class("gemv2T_kernel", &ok), GW_BUCKET_BANDWIDTH_BOUND);
+	assert_int_equal(gw_kernel_class("vectorized_elementwise_kernel", &ok),
+			 GW_BUCKET_BANDWIDTH_BOUND);
+	/* Parameter types are not part of the name: "(float*)" must not classify. */
+	assert_int_equal(gw_kernel_class("my_op(float*)", &ok), GW_BUCKET_COMPUTE);
+	assert_false(ok);
+}
+
+static void bucket_table(void **state)
+{
+	(void)state;
+	assert_string_equal(gw_buckets[GW_BUCKET_HOST_SYNC].key, "host_sync");
+	assert_int_equal(gw_buckets[GW_BUCKET_HOST_SYNC].cause, 6);
+	assert_int_equal(gw_buckets[GW_BUCKET_BANDWIDTH_BOUND].cause, 1);
+	assert_int_equal(gw_bucket_from_key("dependency_chain"), GW_BUCKET_DEPENDENCY_CHAIN);
+	assert_true(gw_bucket_from_key("nope") < 0);
+}
+
+/* A kernel's fill reaches the buckets: 528 of 1056 blocks is half the SMs. */
+static void fill_in_attribution(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	tb_device(&t, 0, 132);
+	tb_string(&t, 1, "sgemm_kernel");
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, 528, 2000, 12000);
+	res = tb_finish(&t);
+	assert_near(res->breakdown[GW_BUCKET_COMPUTE], 0.5, 1e-9);
+	assert_near(res->breakdown[GW_BUCKET_SMALL_BATCH], 0.5, 1e-9);
+	assert_near(res->util.sm_busy, 0.5, 1e-9);
+	assert_near(res->util.kernel_active, 1.0, 1e-9);
+	assert_int_equal(res->counts.kernels, 1);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(occupancy_limits),    cmocka_unit_test(fill_and_tail),
+		cmocka_unit_test(name_classes),	       cmocka_unit_test(bucket_table),
+		cmocka_unit_test(fill_in_attribution),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

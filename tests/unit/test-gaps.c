@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/* State C, the idle gaps: queued work, sync debt, short and long starvation, sync kinds. */
+#include "analysis-test-util.h"
+
+/* Four SMs; 32 blocks of 256 threads fill them exactly (fill 1), so kernel time is compute
+ * and every other SM-ns comes from the gap rules. */
+#define SMS  4
+#define FULL 32
+
+static void setup_dev(struct tb *t)
+{
+	tb_device(t, 0, SMS);
+	tb_string(t, 1, "sgemm_kernel");
+}
+
+/* Rule 1: K2's launch returned (4 us) long before K1 ended (15 us): the 1 us gap is the GPU's
+ * own latency between queued operations. */
+static void queued_is_launch_overhead(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 15000);
+	tb_launch(&t, 1, 4000, 8000, 0, 7, 1, FULL, 16000, 26000);
+	res = tb_finish(&t);
+	/* Window 5000..26000: 20 us of kernels, 1 us queued gap. */
+	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 1000.0 * SMS, 1e-6);
+	assert_near(res->launch_queued_sm_ns, 1000.0 * SMS, 1e-6);
+	assert_near(res->breakdown[GW_BUCKET_LAUNCH_OVERHEAD], 1000.0 / 21000.0, 1e-12);
+	assert_int_equal(res->n_gaps, 1);
+	assert_int_equal(res->gaps[0].bucket, GW_BUCKET_LAUNCH_OVERHEAD);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/*
+ * Rule 2: a device sync called at 4.1 us while K1 runs until 55 us waited W = 50.9 us. The
+ * next starved gap (55..61 us, 6 us) is all host_sync; the remaining debt 44.9 us goes to
+ * the next gap (71..275 us). Its remainder, 159.1 us, is over 100 us: host_work, except the
+ * 4 us K3's thread spent inside K3's launch call, which is launch_overhead.
+ */
+static void sync_debt(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	const double window = 285000 - 5000;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 55000);
+	tb_sync(&t, 1, 4100, 55500, 0, GW_API_SYNC, GW_SYNC_EXPLICIT);
+	tb_launch(&t, 1, 56000, 60000, 0, 7, 1, FULL, 61000, 71000);
+	tb_launch(&t, 1, 270000, 274000, 0, 7, 1, FULL, 275000, 285000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 70000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), (6000.0 + 44900.0) * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 4000.0 * SMS, 1e-6);
+	assert_near(res->launch_in_call_sm_ns, 4000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), (159100.0 - 4000.0) * SMS, 1e-6);
+	assert_near(res->breakdown[GW_BUCKET_HOST_SYNC], 50900.0 / window, 1e-12);
+	assert_int_equal(res->counts.host_syncs, 1);
+	assert_int_equal(res->n_sync_sites, 1);
+	assert_int_equal(res->sync_sites[0].count, 1);
+	assert_int_equal(res->sync_sites[0].kind, GW_SYNC_EXPLICIT);
+	assert_int_equal(res->sync_sites[0].wait_ns, 50900);
+	assert_int_equal(res->sync_sites[0].exposed_ns, 50900);
+	assert_int_equal(res->sync_sites[0].host_work_after_ns, 155100);
+	assert_int_equal(res->top_idle, GW_BUCKET_HOST_WORK);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/* Rule 3, short: a 33 us starved gap is launch_overhead. A sync called inside it, with
+ * nothing queued, waited for nothing and exposes nothing. */
+static void short_starve_is_launch_overhead(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
+	tb_sync(&t, 1, 20000, 20500, 0, GW_API_SYNC, GW_SYNC_EXPLICIT);
+	tb_launch(&t, 1, 40000, 44000, 0, 7, 1, FULL, 45000, 55000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 33000.0 * SMS, 1e-6);
+	assert_near(res->launch_between_sm_ns, 33000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 0, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
+	assert_int_equal(res->sync_sites[0].wait_ns, 0);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/* The same trace with --starve-us 10: the 33 us gap is now host work, less the 4 us inside
+ * K2's launch call. */
+static void starve_threshold_option(void **state)
+{
+	struct gw_analysis_options opt;
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	gw_analysis_options_init(&opt);
+	opt.symbolize = false;
+	opt.starve_ns = 10000;
+	tb_init_opt(&t, &opt);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
+	tb_launch(&t, 1, 40000, 44000, 0, 7, 1, FULL, 45000, 55000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 29000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 4000.0 * SMS, 1e-6);
+	gw_analysis_free(res);
+}
+
+/* Rule 3, long: 293 us of starvation on device 0 is host work but for K2's own 4 us launch
+ * call. Thread 2's launch call for device 1 during the gap is not device 0's N's thread. */
+static void long_starve_is_host_work(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	const struct gw_device_result *d0 = NULL;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_device(&t, 1, SMS);
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
+	tb_launch(&t, 2, 100000, 104000, 1, 9, 1, FULL, 105000, 115000);
+	tb_launch(&t, 1, 300000, 304000, 0, 7, 1, FULL, 305000, 315000);
+	res = tb_finish(&t);
+	for (unsigned i = 0; i < res->n_devices; i++)
+		if (res->devices[i].id == 0)
+			d0 = &res->devices[i];
+	assert_non_null(d0);
+	assert_near(d0->sm_ns[GW_BUCKET_HOST_WORK], 289000.0 * SMS, 1e-6);
+	assert_near(d0->sm_ns[GW_BUCKET_LAUNCH_OVERHEAD], 4000.0 * SMS, 1e-6);
+	assert_near(d0->breakdown[GW_BUCKET_COMPUTE], 20000.0 / 313000.0, 1e-12);
+	gw_analysis_free(res);
+}
+
+/* B: only a copy runs -> data_transfer. */
+static void copy_only_is_data_transfer(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record api, cp = {.type = GW_REC_MEMCPY};
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	api = tb_api_rec(&t, 1, 0, 500, 0, GW_API_MEMCPY, GW_SYNC_NONE);
+	tb_add(&t, &api);
+	cp.memcpy.correlation = api.api.correlation;
+	cp.memcpy.start_ns = 1000;
+	cp.memcpy.end_ns = 3000;
+	cp.memcpy.src_kind = 2; /* pinned */
+	cp.memcpy.dst_kind = 3;
+	tb_add(&t, &cp);
+	tb_launch(&t, 1, 600, 900, 0, 7, 1, FULL, 3000, 5000);
+	res = tb_finish(&t);
+	assert_near(res->breakdown[GW_BUCKET_DATA_TRANSFER], 0.5, 1e-12);
+	assert_near(res->breakdown[GW_BUCKET_COMPUTE], 0.5, 1e-12);
+	assert_int_equal(res->counts.memcpy, 1);
+	assert_int_equal(res->counts.host_syncs, 0); /* a pinned async copy does not sync */
+	gw_analysis_free(res);
+}
+
+static const struct gw_sync_site *site_named(const struct gw_analysis *res, const char *api)
+{
+	for (unsigned i = 0; i < res->n_sync_sites; i++)
+		if (strcmp(res->sync_sites[i].api, api) == 0)
+			return &res->sync_sites[i];
+	fail_msg("no sync site %s", api);
+	return NULL;
+}
+
+/* Sync kinds: explicit, a pageable async copy (a copy sync the capture cannot see at call
+ * time, found from the activity record's memory kinds), an implicit free. */
+static void sync_kinds(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_string(&t, 10, "cudaStreamSynchronize");
+	tb_string(&t, 11, "cudaMemcpyAsync");
+	tb_string(&t, 12, "cudaFree");
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
+	r = tb_api_rec(&t, 1, 1000, 12500, 0, GW_API_SYNC, GW_SYNC_EXPLICIT);
+	r.api.name_id = 10;
+	tb_add(&t, &r);
+	r = tb_api_rec(&t, 1, 13000, 20000, 0, GW_API_MEMCPY, GW_SYNC_NONE);
+	r.api.name_id = 11;
+	tb_add(&t, &r);
+	cp.memcpy.correlation = r.api.correlation;
+	cp.memcpy.start_ns = 15000;
+	cp.memcpy.end_ns = 19000;
+	cp.memcpy.src_kind = 1; /* CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE */
+	cp.memcpy.dst_kind = 3;
+	cp.memcpy.flags = 1;
+	tb_add(&t, &cp);
+	r = tb_api_rec(&t, 1, 20000, 21000, 0, GW_API_FREE, GW_SYNC_IMPLICIT);
+	r.api.name_id = 12;
+	tb_add(&t, &r);
+	res = tb_finish(&t);
+	assert_int_equal(res->counts.host_syncs, 3);
+	assert_int_equal(site_named(res, "cudaStreamSynchronize")->kind, GW_SYNC_EXPLICIT);
+	assert_int_equal(site_named(res, "cudaMemcpyAsync")->kind, GW_SYNC_COPY);
+	assert_int_equal(site_named(res, "cudaFree")->kind, GW_SYNC_IMPLICIT);
+	/* The stream sync waited from 1 us until K1 drained at 12 us. */
+	assert_int_equal(site_named(res, "cudaStreamSynchronize")->wait_ns, 11000);
+	gw_analysis_free(res);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(queued_is_launch_overhead),
+		cmocka_unit_test(sync_debt),
+		cmocka_unit_test(short_starve_is_launch_overhead),
+		cmocka_unit_test(starve_threshold_option),
+		cmocka_unit_test(long_starve_is_host_work),
+		cmocka_unit_test(copy_only_is_data_transfer),
+		cmocka_unit_test(sync_kinds),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
