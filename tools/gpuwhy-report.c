@@ -49,6 +49,7 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 {
 	int c;
 
+	opterr = 0; /* errors are printed here, with the program's name rather than argv[0] */
 	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
 		switch (c) {
 		case GW_OPT_DUMP:
@@ -58,6 +59,8 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 			usage(stdout);
 			exit(GW_EXIT_OK);
 		default:
+			fprintf(stderr, "gpuwhy-report: unknown option or missing argument: %s\n",
+				argv[optind - 1]);
 			return -1;
 		}
 	}

@@ -72,6 +72,11 @@ static inline int gw_get_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *
 		*pp = p + 1;
 		return 0;
 	}
+	if (end - p >= 2 && p[1] < 0x80) {
+		*ret = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return 0;
+	}
 	for (;;) {
 		uint8_t b;
 
@@ -319,8 +324,19 @@ static inline int gw_dec_IPS(struct gw_codec_state *s, unsigned t, const uint8_t
 	return 0;
 }
 
+/* Fast paths for the common one-byte encoding of a scalar field; BYTES and IPS take the
+ * general path. */
+#define GW_DEC_FAST_U64(b, fname)   (r->fname = (b), 1)
+#define GW_DEC_FAST_I64(b, fname)   (r->fname = gw_unzigzag(b), 1)
+#define GW_DEC_FAST_TIME(b, fname)  (r->fname = s->time_cursor[t] += (uint64_t)gw_unzigzag(b), 1)
+#define GW_DEC_FAST_SEQ(b, fname)   (r->fname = s->seq_cursor[t] += (uint64_t)gw_unzigzag(b), 1)
+#define GW_DEC_FAST_BYTES(b, fname) 0
+#define GW_DEC_FAST_IPS(b, fname)   0
+
 #define GW_DEC_FIELD(kind, fname)                                                                  \
-	if (gw_dec_##kind(s, t, &p, end, &r->fname) < 0)                                           \
+	if (p < end && *p < 0x80 && GW_DEC_FAST_##kind(*p, fname))                                 \
+		p++;                                                                               \
+	else if (gw_dec_##kind(s, t, &p, end, &r->fname) < 0)                                      \
 		return -EBADMSG;
 
 #define GW_DEC_RECORD_FN(NAME, name, id, ver)                                                      \
@@ -347,8 +363,15 @@ static inline int gw_decode_record(struct gw_codec_state *s, const uint8_t *p, s
 	uint64_t plen;
 	int r;
 
-	if (len < 3 || gw_get_uleb(&q, end, &plen) < 0 || plen > GW_MAX_RECORD_PAYLOAD ||
-	    plen > (uint64_t)(end - q))
+	if (len < 3)
+		return -EBADMSG;
+	if (p[2] < 0x80) {
+		plen = p[2];
+		q++;
+	} else if (gw_get_uleb(&q, end, &plen) < 0 || plen > GW_MAX_RECORD_PAYLOAD) {
+		return -EBADMSG;
+	}
+	if (plen > (uint64_t)(end - q))
 		return -EBADMSG;
 	ret->type = p[0];
 	ret->version = p[1];

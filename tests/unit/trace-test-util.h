@@ -73,18 +73,23 @@ static inline void gw_test_assert_record_equal(unsigned type, const void *want, 
 		const uint8_t *b = (const uint8_t *)got + f->offset;
 
 		if (f->kind == GW_FIELD_BYTES) {
-			const struct gw_bytes *x = (const void *)a, *y = (const void *)b;
+			struct gw_bytes x, y;
 
-			assert_int_equal(x->len, y->len);
-			if (x->len)
-				assert_memory_equal(x->data, y->data, x->len);
+			memcpy(&x, a, sizeof(x));
+			memcpy(&y, b, sizeof(y));
+			assert_int_equal(x.len, y.len);
+			if (x.len)
+				assert_memory_equal(x.data, y.data, x.len);
 		} else if (f->kind == GW_FIELD_IPS) {
-			const struct gw_ips *x = (const void *)a, *y = (const void *)b;
-			uint32_t d = x->depth < GW_MAX_STACK_DEPTH ? x->depth : GW_MAX_STACK_DEPTH;
+			struct gw_ips x, y;
+			uint32_t d;
 
-			assert_int_equal(d, y->depth);
+			memcpy(&x, a, sizeof(x));
+			memcpy(&y, b, sizeof(y));
+			d = x.depth < GW_MAX_STACK_DEPTH ? x.depth : GW_MAX_STACK_DEPTH;
+			assert_int_equal(d, y.depth);
 			if (d)
-				assert_memory_equal(x->ips, y->ips, 8 * (size_t)d);
+				assert_memory_equal(x.ips, y.ips, 8 * (size_t)d);
 		} else {
 			uint64_t x, y;
 

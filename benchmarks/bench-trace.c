@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/* Trace writer and reader throughput, and trace bytes per launch on a repetitive loop. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "trace-reader.h"
+#include "trace-writer.h"
+
+#define NAMES 4
+
+/* The loop of the bytes-per-launch workload: a few kernels, each with its own launch shape,
+ * API interval (4-6 us), API call duration and GPU duration, in ns. */
+static const struct {
+	uint64_t interval, call, gpu, grid, block;
+} loop[NAMES] = {
+	{4000, 3200, 6000, 1024, 256},
+	{5000, 3500, 2500, 80, 128},
+	{6000, 3900, 9000, 4096, 256},
+	{4500, 3300, 1500, 132, 512},
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+/* Uniform in [-j, j]. */
+static int64_t jitter(int64_t j)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return j ? (int64_t)(rng_state % (uint64_t)(2 * j + 1)) - j : 0;
+}
+
+static const char *tmp_path(char *buf, size_t size)
+{
+	const char *dir = getenv("TMPDIR");
+
+	snprintf(buf, size, "%s/gw-bench-XXXXXX", dir ? dir : "/tmp");
+	return buf;
+}
+
+static int start(struct gw_writer_options *opt, char *path)
+{
+	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION, .pid = 1, .rank = -1};
+	int r;
+
+	opt->fd = mkstemp(path);
+	if (opt->fd < 0)
+		return -errno;
+	r = gw_writer_start(opt, &hdr);
+	if (r < 0)
+		fprintf(stderr, "bench-trace: gw_writer_start: %s\n", strerror(-r));
+	return r;
+}
+
+static void fill_api(struct gw_rec_api *a, uint64_t i)
+{
+	memset(a, 0, sizeof(*a));
+	a->tid = 1234;
+	a->start_ns = 1000000 + i * 5000;
+	a->end_ns = a->start_ns + 3500;
+	a->correlation = i;
+	a->category = GW_API_LAUNCH;
+	a->cbid = 211;
+	a->name_id = 1;
+	a->kernel_name_id = 2 + i % NAMES;
+	a->grid_x = 1024;
+	a->block_x = 256;
+}
+
+struct producer {
+	uint64_t n;
+	uint64_t accepted;
+	uint64_t elapsed_ns;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+	struct gw_rec_api a;
+	uint64_t t0;
+
+	fill_api(&a, 1);
+	t0 = now_ns();
+	for (uint64_t i = 0; i < p->n; i++) {
+		a.correlation = i;
+		a.start_ns += 5000;
+		a.end_ns += 5000;
+		p->accepted += gw_emit(GW_REC_API, &a);
+	}
+	p->elapsed_ns = now_ns() - t0;
+	return NULL;
+}
+
+/* Producers emit API records as fast as they can into rings large enough for all of them:
+ * the cost of gw_emit itself. Then the stop: what the writer thread needs to encode and
+ * compress everything. Reported from the second run, when the ring pages are mapped in. */
+static void bench_emit(int threads, uint64_t per_thread, bool print)
+{
+	struct gw_writer_options opt = {
+		.thread_buffer_bytes = per_thread * (8 + sizeof(struct gw_rec_api)) + 65536,
+	};
+	struct producer p[8] = {0};
+	pthread_t t[8];
+	uint64_t t0, t1, t2, accepted = 0, slowest = 0;
+	struct gw_writer_stats st;
+	char path[256];
+
+	tmp_path(path, sizeof(path));
+	if (start(&opt, path) < 0)
+		return;
+	t0 = now_ns();
+	for (int i = 0; i < threads; i++) {
+		p[i].n = per_thread;
+		pthread_create(&t[i], NULL, produce, &p[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(t[i], NULL);
+		accepted += p[i].accepted;
+		if (p[i].elapsed_ns > slowest)
+			slowest = p[i].elapsed_ns;
+	}
+	t1 = now_ns();
+	gw_writer_stop(true, 0);
+	t2 = now_ns();
+	gw_writer_get_stats(&st);
+	unlink(path);
+	if (!print)
+		return;
+	printf("emit      %d producer%s  %8.1f M records/s per producer, %8.1f M records/s "
+	       "together (%" PRIu64 " of %" PRIu64 " accepted)\n",
+	       threads, threads > 1 ? "s" : " ", (double)per_thread * 1e3 / (double)slowest,
+	       (double)accepted * 1e3 / (double)(t1 - t0), accepted, per_thread * threads);
+	printf("writer    drain+encode+compress  %6.1f M records/s (%" PRIu64 " records, %" PRIu64
+	       " frames, %.2f bytes/record)\n",
+	       (double)st.records * 1e3 / (double)(t2 - t0), st.records, st.frames,
+	       (double)st.bytes_written / (double)st.records);
+}
+
+/*
+ * The repetitive loop: one API record per launch from the application thread, the kernel
+ * records in batches of 1000 as CUPTI delivers them. Kernels run back to back on the GPU.
+ * Writes the trace to path; returns its size in bytes.
+ */
+static uint64_t write_loop(const char *path_template, char *path, uint64_t launches, int64_t j,
+			   int level, size_t frame_bytes)
+{
+	struct gw_writer_options opt = {
+		.zstd_level = level,
+		.frame_bytes = frame_bytes,
+		.thread_buffer_bytes = 64u << 20,
+	};
+	static struct gw_rec_kernel batch[1000];
+	uint64_t host = 1000000000, gpu = 1000050000;
+	struct gw_rec_api a;
+	struct stat sb;
+	size_t nb = 0;
+
+	strcpy(path, path_template);
+	rng_state = 0x9e3779b97f4a7c15ull;
+	if (start(&opt, path) < 0)
+		return 0;
+	for (uint64_t i = 0; i < launches; i++) {
+		unsigned k = (unsigned)(i % NAMES);
+		struct gw_rec_kernel *kr = &batch[nb++];
+
+		fill_api(&a, i + 1);
+		a.start_ns = host;
+		a.end_ns = host + loop[k].call + (uint64_t)jitter(j);
+		a.kernel_name_id = 2 + k;
+		a.grid_x = loop[k].grid;
+		a.block_x = loop[k].block;
+		host += loop[k].interval + (uint64_t)jitter(j);
+		while (!gw_emit(GW_REC_API, &a))
+			gw_writer_flush(1000000);
+
+		memset(kr, 0, sizeof(*kr));
+		kr->stream = 7;
+		kr->correlation = i + 1;
+		kr->start_ns = gpu;
+		kr->end_ns = gpu + loop[k].gpu + (uint64_t)jitter(j);
+		gpu = kr->end_ns + 1000 + (uint64_t)jitter(j);
+		kr->name_id = 2 + k;
+		kr->grid_x = loop[k].grid;
+		kr->block_x = loop[k].block;
+		kr->registers_per_thread = 32;
+		if (nb == 1000 || i + 1 == launches) {
+			for (size_t b = 0; b < nb; b++)
+				while (!gw_emit(GW_REC_KERNEL, &batch[b]))
+					gw_writer_flush(1000000);
+			nb = 0;
+		}
+	}
+	gw_writer_stop(true, 0);
+	if (stat(path, &sb) < 0)
+		return 0;
+	return (uint64_t)sb.st_size;
+}
+
+static void bench_read(const char *path, uint64_t launches)
+{
+	struct gw_reader *r = NULL;
+	struct gw_record rec;
+	uint64_t n = 0, t0, t1;
+	int k;
+
+	t0 = now_ns();
+	if ((k = gw_reader_open(path, &r)) < 0) {
+		fprintf(stderr, "bench-trace: %s: %s\n", path, gw_reader_strerror(k));
+		return;
+	}
+	while ((k = gw_reader_next(r, &rec)) > 0)
+		n++;
+	t1 = now_ns();
+	gw_reader_free(r);
+	printf("reader    %8.1f M records/s (%" PRIu64 " records of %" PRIu64
+	       " launches, decompress + decode)\n",
+	       (double)n * 1e3 / (double)(t1 - t0), n, launches);
+}
+
+int main(int argc, char **argv)
+{
+	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
+	uint64_t per = quick ? 200000 : 1000000, launches = quick ? 200000 : 1000000;
+	static const int64_t jitters[] = {0, 16, 64, 256};
+	static const int levels[] = {1, 3, 6, 9};
+	char tmpl[256], path[256], keep[256] = "";
+
+	tmp_path(tmpl, sizeof(tmpl));
+	printf("bench-trace: %s run; this machine has %ld CPUs\n", quick ? "quick" : "full",
+	       sysconf(_SC_NPROCESSORS_ONLN));
+	/* the first run of each geometry faults the rings in; the pool is kept for the second */
+	bench_emit(1, per, false);
+	bench_emit(1, per, true);
+	bench_emit(4, per / 4, false);
+	bench_emit(4, per / 4, true);
+
+	printf("bytes per launch (API + KERNEL record), %" PRIu64 " launches, 1 MiB frames:\n",
+	       launches);
+	printf("  jitter(ns)");
+	for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++)
+		printf("   zstd %d", levels[l]);
+	printf("\n");
+	for (size_t j = 0; j < sizeof(jitters) / sizeof(jitters[0]); j++) {
+		printf("  +-%-8" PRId64, jitters[j]);
+		for (size_t l = 0; l < sizeof(levels) / sizeof(levels[0]); l++) {
+			uint64_t size = write_loop(tmpl, path, launches, jitters[j], levels[l], 0);
+
+			printf("  %7.2f", (double)size / (double)launches);
+			if (jitters[j] == 64 && levels[l] == 3)
+				strcpy(keep, path);
+			else
+				unlink(path);
+		}
+		printf("\n");
+	}
+	if (keep[0]) {
+		bench_read(keep, launches);
+		if (!getenv("GW_BENCH_KEEP"))
+			unlink(keep);
+		else
+			printf("kept %s\n", keep);
+	}
+	return 0;
+}
