@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# The gpuwhy launcher: exit status, signal forwarding (a terminal's ^C delivered once), capture
+# across exec, --sim from any working directory, per-pid traces, `gpuwhy report`.
+import argparse
+import glob
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def run(cmd, **kw):
+    kw.setdefault("stdout", subprocess.PIPE)
+    kw.setdefault("stderr", subprocess.PIPE)
+    kw.setdefault("text", True)
+    kw.setdefault("timeout", 120)
+    return subprocess.run(cmd, **kw)
+
+
+def wait_for(path, text, timeout=20.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            with open(path) as f:
+                if text in f.read():
+                    return True
+        except FileNotFoundError:
+            pass
+        time.sleep(0.02)
+    return False
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def dump_counts(report, trace):
+    out = run([report, "--dump", trace]).stdout
+    counts = {}
+    for line in out.splitlines():
+        word = line.split(" ", 1)[0]
+        counts[word] = counts.get(word, 0) + 1
+    return counts, out
+
+
+def test_exit_status(a, tmp):
+    child = [sys.executable, a.child]
+    r = run([a.launcher, "run", "--no-report", "-o", tmp + "/", "--"] + child + ["exit", "3"])
+    check(r.returncode == 3, "exit status 3 passes through (got %d)" % r.returncode)
+    r = run([a.launcher, "run", "--no-report", "-o", tmp + "/", "--"] + child + ["exit", "0"])
+    check(r.returncode == 0, "exit status 0 passes through (got %d)" % r.returncode)
+    r = run([a.launcher, "run", "--no-report", "-o", tmp + "/", "--"] + child + ["signal", "KILL"])
+    check(r.returncode == 128 + signal.SIGKILL, "killed by SIGKILL gives 137 (got %d)" % r.returncode)
+    check("killed by signal 9" in r.stderr, "the launcher says the program was killed")
+    r = run([a.launcher, "run", "--no-report", "--", tmp + "/no-such-program"])
+    check(r.returncode == 127, "a missing program gives 127 (got %d)" % r.returncode)
+    r = run([a.launcher, "run"])
+    check(r.returncode == 2, "no command is a usage error (got %d)" % r.returncode)
+
+
+def test_forwarding(a, tmp):
+    # A signal sent to the launcher alone (kill, a batch scheduler) reaches the program once.
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        marker = os.path.join(tmp, "marker-%d" % sig)
+        p = subprocess.Popen([a.launcher, "run", "--no-report", "-o", tmp + "/", "--",
+                              sys.executable, a.child, "wait", marker],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        ready = wait_for(marker, "ready")
+        check(ready, "child started (%s)" % signal.Signals(sig).name)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        got = read(marker).split()
+        name = signal.Signals(sig).name
+        check(got.count(name) == 1, "%s sent to the launcher reached the program once (%s)" % (name, got))
+        check(p.returncode == 40 + sig, "the program's own exit status after %s (got %d)" % (name, p.returncode))
+
+
+def test_terminal_ctrl_c(a, tmp):
+    # A terminal's ^C goes to the whole foreground process group, child included: the launcher
+    # must not forward it a second time.
+    marker = os.path.join(tmp, "marker-tty")
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(a.launcher, [a.launcher, "run", "--no-report", "-o", tmp + "/", "--",
+                              sys.executable, a.child, "wait", marker])
+    ready = wait_for(marker, "ready")
+    check(ready, "child started under a terminal")
+    os.write(fd, b"\x03")
+    status = None
+    end = time.time() + 30
+    while time.time() < end:
+        r, _, _ = select.select([fd], [], [], 0.1)
+        if r:
+            try:
+                os.read(fd, 4096)
+            except OSError:
+                pass
+        done, st = os.waitpid(pid, os.WNOHANG)
+        if done:
+            status = st
+            break
+    if status is None:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    got = read(marker).split()
+    check(got.count("SIGINT") == 1, "terminal ^C reached the program exactly once (%s)" % got)
+    check(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 40 + signal.SIGINT,
+          "after ^C the launcher exits with the program's status (%r)" % status)
+    os.close(fd)
+
+
+def test_capture(a, tmp):
+    if not a.workload:
+        print("skip capture checks: no CUDA workload built")
+        return
+    # --sim from a working directory far from the build tree, with a relative output dir.
+    wd = tempfile.mkdtemp(dir=tmp)
+    r = run([a.launcher, "run", "--sim", "-o", "traces/", "--", a.workload], cwd=wd)
+    check(r.returncode == 0, "--sim run from %s exits 0 (got %d: %s)" % (wd, r.returncode, r.stderr[-500:]))
+    traces = glob.glob(os.path.join(wd, "traces", "gpuwhy-*.trace.zst"))
+    check(len(traces) == 1, "one trace in the relative -o directory (%s)" % traces)
+    check(len(r.stdout) > 0, "the report was printed after the run")
+    if traces:
+        counts, _ = dump_counts(a.report, traces[0])
+        check(counts.get("KERNEL", 0) > 0, "the trace has kernels (%d)" % counts.get("KERNEL", 0))
+        check(counts.get("FOOTER", 0) == 1, "the trace ended cleanly")
+
+    # A program that execs another keeps capture: the environment carries LD_PRELOAD.
+    out = os.path.join(tmp, "exec") + "/"
+    r = run([a.launcher, "run", "--sim", "--no-report", "-o", out, "--",
+             "sh", "-c", 'exec "$0"', a.workload])
+    traces = glob.glob(out + "gpuwhy-*.trace.zst")
+    check(r.returncode == 0, "exec'd workload exits 0 (got %d: %s)" % (r.returncode, r.stderr[-500:]))
+    check(len(traces) == 1, "sh -c 'exec workload' left one trace (%s)" % traces)
+    if traces:
+        counts, text = dump_counts(a.report, traces[0])
+        header = text.splitlines()[0] if text else ""
+        check(os.path.basename(a.workload) in header, "the trace is the exec'd program's")
+        check(counts.get("KERNEL", 0) > 0, "the exec'd program's kernels were captured")
+
+    # `gpuwhy report` is gpuwhy-report.
+    if traces:
+        r1 = run([a.launcher, "report", "--json", traces[0]])
+        r2 = run([a.report, "--json", traces[0]])
+        check(r1.returncode == 0 and r1.stdout == r2.stdout, "`gpuwhy report` equals gpuwhy-report")
+
+    # Exit status and capture together: the workload killed by a signal still leaves a trace
+    # and a report, and the launcher exits 128 + signal.
+    if a.exit_workload:
+        out = os.path.join(tmp, "killed") + "/"
+        r = run([a.launcher, "run", "--sim", "-o", out, "--", a.exit_workload, "--mode", "abort"])
+        check(r.returncode == 128 + signal.SIGABRT, "abort() gives 134 (got %d)" % r.returncode)
+        check(len(glob.glob(out + "*.trace.zst")) == 1, "a killed program still leaves its trace")
+
+    # Forked children that use CUDA: one trace per process, all reported.
+    if a.forker:
+        out = os.path.join(tmp, "fork") + "/"
+        r = run([a.launcher, "run", "--sim", "--json", "-o", out, "--", a.forker])
+        traces = glob.glob(out + "gpuwhy-*.trace.zst")
+        check(r.returncode == 0, "forker exits 0 (got %d: %s)" % (r.returncode, r.stderr[-300:]))
+        check(len(traces) >= 2, "forked CUDA children get their own traces (%d)" % len(traces))
+
+
+def test_demo(a):
+    if not a.workload:
+        return
+    r = run([a.launcher, "demo", "--sim"], timeout=300)
+    check(r.returncode == 0, "gpuwhy demo --sim exits 0 (got %d: %s)" % (r.returncode, r.stderr[-300:]))
+    check("SIMULATED" in r.stdout and "not a GPU" in r.stdout, "the demo says its numbers are simulated")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--launcher", required=True)
+    ap.add_argument("--report", required=True)
+    ap.add_argument("--child", required=True)
+    ap.add_argument("--workload")
+    ap.add_argument("--exit-workload")
+    ap.add_argument("--forker")
+    a = ap.parse_args()
+    a.launcher = os.path.abspath(a.launcher)
+    with tempfile.TemporaryDirectory(prefix="gpuwhy-launcher-") as tmp:
+        test_exit_status(a, tmp)
+        test_forwarding(a, tmp)
+        test_terminal_ctrl_c(a, tmp)
+        test_capture(a, tmp)
+        test_demo(a)
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        return 1
+    return 0
+
+
+sys.exit(main())

@@ -1,0 +1,687 @@
+// SPDX-License-Identifier: MIT
+// The gpuwhy HTML report's renderer: reads the embedded JSON model and draws the page (plain DOM and SVG).
+"use strict";
+(function () {
+	const SVGNS = "http://www.w3.org/2000/svg";
+	// One colour per bucket, keyed by the JSON breakdown keys (analysis/buckets.def). Chosen to stay
+	// distinguishable for common colour-vision deficiencies and to keep 3:1 contrast on white.
+	const COLORS = {
+		compute: "#2e7d32",
+		bandwidth_bound: "#e8710a",
+		low_intensity: "#b58900",
+		small_batch: "#7b3fa0",
+		dependency_chain: "#c2185b",
+		launch_overhead: "#1f63b5",
+		host_sync: "#c62828",
+		data_transfer: "#00838f",
+		host_work: "#6b7280",
+		communication: "#795548",
+	};
+	const MEM_COLOR = "#3b6fb6";
+	const FILL_COLOR = "#14181f";
+	const ACTIVE_COLOR = "#8a94a0";
+
+	const el = (tag, attrs, ...kids) => {
+		const e = document.createElement(tag);
+		for (const [k, v] of Object.entries(attrs || {})) {
+			if (v === undefined || v === null || v === false) continue;
+			if (k === "text") e.textContent = v;
+			else if (k === "style") e.style.cssText = v;
+			else e.setAttribute(k, v === true ? "" : String(v));
+		}
+		for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+		return e;
+	};
+	const sv = (tag, attrs, parent) => {
+		const e = document.createElementNS(SVGNS, tag);
+		for (const [k, v] of Object.entries(attrs || {})) {
+			if (k === "text") e.textContent = v;
+			else e.setAttribute(k, String(v));
+		}
+		if (parent) parent.appendChild(e);
+		return e;
+	};
+	const num = (v, d) => (typeof v === "number" && isFinite(v) ? v : d === undefined ? 0 : d);
+	const pct = (f, digits) => {
+		if (typeof f !== "number" || !isFinite(f)) return "n/a";
+		const p = f * 100;
+		if (digits !== undefined) return p.toFixed(digits) + "%";
+		if (p > 0 && p < 0.1) return "<0.1%";
+		return (p >= 10 ? p.toFixed(0) : p.toFixed(1)) + "%";
+	};
+	const fmtBytes = (b) => {
+		b = num(b);
+		const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+		let i = 0;
+		while (Math.abs(b) >= 1024 && i < u.length - 1) {
+			b /= 1024;
+			i++;
+		}
+		return (i === 0 ? b.toFixed(0) : b >= 100 ? b.toFixed(0) : b.toFixed(1)) + " " + u[i];
+	};
+	const fmtTime = (ns) => {
+		ns = num(ns);
+		const a = Math.abs(ns);
+		if (a >= 60e9) return (ns / 60e9).toFixed(1) + " min";
+		if (a >= 1e9) return (ns / 1e9).toFixed(a >= 10e9 ? 1 : 2) + " s";
+		if (a >= 1e6) return (ns / 1e6).toFixed(a >= 10e6 ? 1 : 2) + " ms";
+		if (a >= 1e3) return (ns / 1e3).toFixed(a >= 10e3 ? 1 : 2) + " µs";
+		return ns.toFixed(0) + " ns";
+	};
+	const fmtCount = (n) => num(n).toLocaleString("en-US");
+
+	let D;
+	try {
+		D = JSON.parse(document.getElementById("gw-data").textContent);
+	} catch (e) {
+		document.querySelector("main").prepend(
+			el("p", { class: "banner warn", text: "gpuwhy: this page's data could not be read: " + e.message })
+		);
+		return;
+	}
+	const buckets = D.buckets || [];
+	const bucketIndex = {};
+	buckets.forEach((b, i) => (bucketIndex[b.key] = i));
+	const bucketByKey = (k) => buckets[bucketIndex[k]];
+	const colorOf = (k) => COLORS[k] || "#999";
+	const labelOf = (k) => (bucketByKey(k) || { label: k }).label;
+	const fractionOf = (k) => num((bucketByKey(k) || {}).fraction);
+
+	function renderHeader() {
+		const t0 = (D.traces || [])[0] || {};
+		const cmd = t0.command || "";
+		const parts = [];
+		if (cmd) parts.push(cmd);
+		if ((D.traces || []).length > 1) parts.push(D.traces.length + " processes");
+		else if (t0.pid) parts.push("pid " + t0.pid);
+		parts.push(fmtTime(D.duration_ns) + " of GPU activity");
+		document.getElementById("meta").textContent = parts.join(" · ");
+		document.title = "gpuwhy · " + (cmd ? cmd.split(" ")[0].split("/").pop() : "report");
+		if (D.simulated) document.getElementById("sim-banner").hidden = false;
+		const w = D.warnings || [];
+		if (w.length) {
+			const box = document.getElementById("warnings");
+			box.hidden = false;
+			box.append(el("strong", { text: "Read with care:" }), el("ul", {}, ...w.map((x) => el("li", { text: x }))));
+		}
+	}
+
+	function renderVerdict() {
+		const box = document.getElementById("verdict");
+		const compute = fractionOf("compute");
+		const top = D.top_idle;
+		const topF = fractionOf(top);
+		const q = D.quadrant || {};
+		const mem = D.memory || {};
+		const memText = mem.total_bytes
+			? "memory peaked at " + fmtBytes(mem.peak_bytes) + " of " + fmtBytes(mem.total_bytes) + " (" + pct(mem.peak_fraction) + ")"
+			: "memory peaked at " + fmtBytes(mem.peak_bytes) + " (device capacity unknown)";
+		let headline;
+		if (q.memory === "high" && q.compute === "high")
+			headline = "Healthy: memory is well used and the SMs did useful work " + pct(compute) + " of the time.";
+		else if (q.memory === "high")
+			headline = "Memory is full but compute is idle: useful work on only " + pct(compute) + " of SM-time.";
+		else if (q.compute === "low")
+			headline = "The GPU is waiting for work: useful work on only " + pct(compute) + " of SM-time.";
+		else headline = "Compute-dense: useful work on " + pct(compute) + " of SM-time, with memory to spare.";
+		box.style.setProperty("--verdict-color", q.compute === "high" ? COLORS.compute : COLORS.host_sync);
+		const detail = [];
+		if (top && topF > 0)
+			detail.push("The largest loss is " + labelOf(top) + ": " + pct(topF) + " of SM-time.");
+		detail.push(memText.charAt(0).toUpperCase() + memText.slice(1) + ".");
+		const quadRec = (D.recs || []).find((r) => !r.bucket);
+		box.append(
+			el("p", { class: "headline", text: headline }),
+			el("p", { class: "detail", text: detail.join(" ") }),
+			quadRec ? el("p", { class: "detail", text: quadRec.text, style: "margin-top:0.4rem" }) : null,
+			el(
+				"div",
+				{ class: "quadrant" },
+				el("span", { class: "badge " + (q.memory === "high" ? "high" : "low"), text: "memory " + (q.memory || "?") }),
+				el("span", { class: "badge " + (q.compute === "high" ? "good" : "low"), text: "compute " + (q.compute || "?") }),
+				D.dominant ? el("span", { class: "badge", text: "dominant: " + labelOf(D.dominant) }) : null
+			)
+		);
+	}
+
+	function renderFigures() {
+		const u = D.util || {};
+		const m = D.memory || {};
+		const c = D.counts || {};
+		const figs = [
+			["Compute share", pct(u.compute), "the compute bucket of SM-time"],
+			["SM busy", pct(u.sm_busy), "mean SM fill, estimated from launch configs"],
+			["Kernel active", pct(u.kernel_active), "time any kernel ran (nvidia-smi's GPU-Util)"],
+			[
+				"Memory bandwidth",
+				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "not measured" : pct(u.memory_bandwidth),
+				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "needs hardware counters" : "measured counters",
+			],
+			["Peak memory", fmtBytes(m.peak_bytes), m.total_bytes ? pct(m.peak_fraction) + " of " + fmtBytes(m.total_bytes) : "capacity unknown"],
+			["Kernels", fmtCount(c.kernels), fmtCount(c.tiny_kernels) + " tiny, " + fmtCount(c.launches) + " launches"],
+			["Host syncs", fmtCount(c.host_syncs), fmtCount(c.memcpy) + " copies, " + fmtCount(c.memset) + " memsets"],
+			["GPU window", fmtTime(D.duration_ns), (D.devices || []).length + " device(s)"],
+		];
+		const box = document.getElementById("figures");
+		for (const [label, value, source] of figs)
+			box.append(
+				el(
+					"div",
+					{ class: "figure" + (value === "not measured" ? " na" : "") },
+					el("div", { class: "value", text: value }),
+					el("div", { class: "label", text: label }),
+					el("div", { class: "source", text: source })
+				)
+			);
+	}
+
+	function renderBreakdown() {
+		const box = document.getElementById("breakdown");
+		const svg = sv("svg", { viewBox: "0 0 1000 46", preserveAspectRatio: "none", role: "img", "aria-label": "SM-time breakdown" });
+		box.append(svg);
+		let x = 0;
+		for (const b of buckets) {
+			const w = num(b.fraction) * 1000;
+			if (w <= 0) continue;
+			const r = sv("rect", { x: x, y: 0, width: Math.max(w, 0.5), height: 46, fill: colorOf(b.key) }, svg);
+			sv("title", { text: b.label + ": " + pct(b.fraction) }, r);
+			x += w;
+		}
+		const legend = document.getElementById("breakdown-legend");
+		for (const b of buckets)
+			legend.append(
+				el(
+					"li",
+					{ title: b.remedy || "" },
+					el("span", { class: "swatch", style: "background:" + colorOf(b.key) }),
+					el("span", { text: b.label }),
+					el("strong", { class: "num", text: pct(b.fraction) })
+				)
+			);
+	}
+
+	// ---------- the timeline ----------
+	const T = D.timeline || { n: 0 };
+	const nb = num(T.n);
+	const binNs = num(T.bin_ns, 1) || 1;
+	const total = Math.max(num(D.duration_ns), nb * binNs, 1);
+	const gapList = (D.gaps && D.gaps.list) || [];
+	const nGaps = Math.floor(gapList.length / 4);
+	const view = { v0: 0, v1: total };
+	const L = { left: 128, right: 18, top: 10 };
+	const lanes = [
+		{ id: "memory", title: "Memory", h: 112 },
+		{ id: "compute", title: "Compute", h: 132 },
+		{ id: "bandwidth", title: "Bandwidth", h: 58 },
+		{ id: "causes", title: "Idle cause", h: 20 },
+	];
+	const laneGap = 14;
+	const livePeak = Math.max(...(T.live || [0]).map((v) => num(v)), 1);
+	// The memory lane is scaled to the device's capacity (the honest picture) or, on request, to
+	// the run's peak so that a small footprint still shows its shape.
+	let memFit = false;
+	const memMaxOf = () => (memFit ? livePeak : Math.max(num((D.memory || {}).total_bytes), livePeak));
+	const computeIdx = bucketIndex.compute;
+	const smShare = (i) => (T.sm && computeIdx !== undefined && T.sm[computeIdx] ? num(T.sm[computeIdx][i]) : 0);
+	const bwMeasured = !((D.util || {}).memory_bandwidth === null || (D.util || {}).memory_bandwidth === undefined || D.util.memory_bandwidth < 0);
+
+	function layout(width) {
+		let y = L.top;
+		for (const l of lanes) {
+			l.y = y;
+			y += l.h + laneGap;
+		}
+		return { width: width, plotW: Math.max(width - L.left - L.right, 50), height: y + 12 };
+	}
+
+	function drawTimeline() {
+		const svg = document.getElementById("timeline");
+		const width = svg.clientWidth || 1000;
+		const G = layout(width);
+		svg.setAttribute("viewBox", "0 0 " + width + " " + G.height);
+		svg.style.height = G.height + "px";
+		while (svg.firstChild) svg.removeChild(svg.firstChild);
+		const span = view.v1 - view.v0;
+		const X = (t) => L.left + ((t - view.v0) / span) * G.plotW;
+		const defs = sv("defs", {}, svg);
+		const clip = sv("clipPath", { id: "plot-clip" }, defs);
+		sv("rect", { x: L.left, y: 0, width: G.plotW, height: G.height }, clip);
+		const hatch = sv("pattern", { id: "hatch", width: 8, height: 8, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
+		sv("rect", { width: 8, height: 8, fill: "#f4f5f7" }, hatch);
+		sv("line", { x1: 0, y1: 0, x2: 0, y2: 8, stroke: "#d5d9de", "stroke-width": 3 }, hatch);
+
+		// Lane frames and titles.
+		for (const l of lanes) {
+			sv("text", { x: 8, y: l.y + 13, class: "lane-title", text: l.title }, svg);
+			if (l.id !== "causes") sv("rect", { x: L.left, y: l.y, width: G.plotW, height: l.h, class: "lane-frame" }, svg);
+		}
+		const plot = sv("g", { "clip-path": "url(#plot-clip)" }, svg);
+
+		// Idle gaps: translucent bands across the three metric lanes, solid in the cause strip.
+		const bandTop = lanes[0].y, bandBot = lanes[2].y + lanes[2].h;
+		const cl = lanes[3];
+		const bands = sv("g", {}, plot);
+		let prev = null;
+		let drawn = 0;
+		const flush = () => {
+			if (!prev) return;
+			const w = Math.max(prev.x1 - prev.x0, 0.6);
+			const c = colorOf(buckets[prev.b] ? buckets[prev.b].key : "");
+			sv("rect", { x: prev.x0, y: bandTop, width: w, height: bandBot - bandTop, fill: c, "fill-opacity": 0.16 * prev.a }, bands);
+			sv("rect", { x: prev.x0, y: cl.y, width: w, height: cl.h, fill: c, "fill-opacity": Math.max(prev.a, 0.35) }, bands);
+			drawn++;
+		};
+		for (let i = 0; i < nGaps; i++) {
+			const s = gapList[4 * i], e = gapList[4 * i + 1];
+			if (e < view.v0 || s > view.v1) continue;
+			const x0 = Math.max(X(s), L.left - 1), x1 = Math.min(X(e), L.left + G.plotW + 1);
+			const b = gapList[4 * i + 2], a = num(gapList[4 * i + 3], 100) / 100;
+			// Gaps closer than a pixel merge into one band, so a dense run draws as a strip, not
+			// as a million rectangles.
+			if (prev && prev.b === b && x0 - prev.x1 < 1) {
+				prev.x1 = Math.max(prev.x1, x1);
+				prev.a = Math.max(prev.a, a);
+				continue;
+			}
+			flush();
+			prev = { x0: x0, x1: x1, b: b, a: a };
+		}
+		flush();
+		sv("rect", { x: L.left, y: cl.y, width: G.plotW, height: cl.h, class: "lane-frame" }, svg);
+
+		// Bins in view.
+		const i0 = Math.max(0, Math.floor(view.v0 / binNs) - 1);
+		const i1 = Math.min(nb, Math.ceil(view.v1 / binNs) + 1);
+		const step = (vals, y0, h, vmax) => {
+			let d = "";
+			for (let i = i0; i < i1; i++) {
+				const y = y0 + h - (Math.min(num(vals(i)), vmax) / vmax) * h;
+				const xa = X(i * binNs), xb = X((i + 1) * binNs);
+				d += (d ? "L" : "M") + xa.toFixed(1) + " " + y.toFixed(1) + "L" + xb.toFixed(1) + " " + y.toFixed(1);
+			}
+			return d;
+		};
+		const area = (vals, y0, h, vmax) => {
+			const d = step(vals, y0, h, vmax);
+			if (!d) return "";
+			return d + "L" + X(i1 * binNs).toFixed(1) + " " + (y0 + h) + "L" + X(i0 * binNs).toFixed(1) + " " + (y0 + h) + "Z";
+		};
+
+		// Memory lane.
+		const ml = lanes[0];
+		const memMax = memMaxOf();
+		if (nb) {
+			sv("path", { d: area((i) => T.live[i], ml.y, ml.h, memMax), fill: MEM_COLOR, "fill-opacity": 0.28, stroke: "none" }, plot);
+			sv("path", { d: step((i) => T.live[i], ml.y, ml.h, memMax), fill: "none", stroke: MEM_COLOR, "stroke-width": 1.6 }, plot);
+		}
+		const cap = num((D.memory || {}).total_bytes);
+		if (cap && cap <= memMax) {
+			const yc = ml.y + ml.h - (cap / memMax) * ml.h;
+			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: yc, y2: yc, stroke: "#444", "stroke-dasharray": "5 4", "stroke-width": 1.2 }, svg);
+			sv("text", { x: L.left + G.plotW - 4, y: yc + 12 > ml.y + ml.h ? yc - 4 : yc + 12, "text-anchor": "end", class: "lane-note", text: "capacity " + fmtBytes(cap) }, svg);
+		}
+		sv("text", { x: L.left - 6, y: ml.y + 10, "text-anchor": "end", class: "lane-label", text: fmtBytes(memMax) }, svg);
+		sv("text", { x: L.left - 6, y: ml.y + ml.h, "text-anchor": "end", class: "lane-label", text: "0" }, svg);
+		sv("text", { x: 8, y: ml.y + 28, class: "lane-label", text: "live bytes" }, svg);
+
+		// Compute lane: the compute share as an area, SM fill and kernel-active as lines.
+		const cl2 = lanes[1];
+		for (const f of [0.25, 0.5, 0.75]) {
+			const y = cl2.y + cl2.h - f * cl2.h;
+			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, class: "grid" }, svg);
+		}
+		if (nb) {
+			sv("path", { d: area(smShare, cl2.y, cl2.h, 1), fill: COLORS.compute, "fill-opacity": 0.45, stroke: "none" }, plot);
+			sv("path", { d: step((i) => T.active[i], cl2.y, cl2.h, 1), fill: "none", stroke: ACTIVE_COLOR, "stroke-width": 1.2, "stroke-dasharray": "3 3" }, plot);
+			sv("path", { d: step((i) => T.busy[i], cl2.y, cl2.h, 1), fill: "none", stroke: FILL_COLOR, "stroke-width": 1.5 }, plot);
+		}
+		sv("text", { x: L.left - 6, y: cl2.y + 10, "text-anchor": "end", class: "lane-label", text: "100%" }, svg);
+		sv("text", { x: L.left - 6, y: cl2.y + cl2.h, "text-anchor": "end", class: "lane-label", text: "0%" }, svg);
+		sv("text", { x: 8, y: cl2.y + 28, class: "lane-label", text: "SM-time share" }, svg);
+
+		// Bandwidth lane.
+		const bl = lanes[2];
+		if (bwMeasured) {
+			const y = bl.y + bl.h - Math.min(D.util.memory_bandwidth, 1) * bl.h;
+			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, stroke: COLORS.bandwidth_bound, "stroke-width": 1.6 }, svg);
+			sv("text", { x: L.left + 6, y: bl.y + 14, class: "lane-note", text: "measured mean over the run: " + pct(D.util.memory_bandwidth) + " of peak DRAM bandwidth" }, svg);
+		} else {
+			sv("rect", { x: L.left, y: bl.y, width: G.plotW, height: bl.h, fill: "url(#hatch)", "fill-opacity": 0.85 }, svg);
+			sv("text", {
+				x: L.left + G.plotW / 2, y: bl.y + bl.h / 2 + 4, "text-anchor": "middle", class: "lane-note",
+				text: "not measured: DRAM throughput needs hardware counters; bandwidth-bound time above is classified from kernel names",
+			}, svg);
+		}
+		sv("text", { x: 8, y: bl.y + 28, class: "lane-label", text: "DRAM % of peak" }, svg);
+
+		// Time axis.
+		const ay = cl.y + cl.h + 2;
+		const ax = sv("g", { class: "axis" }, svg);
+		const ticks = niceTicks(view.v0, view.v1, Math.max(2, Math.floor(G.plotW / 110)));
+		for (const t of ticks) {
+			const x = X(t);
+			if (x < L.left - 0.5 || x > L.left + G.plotW + 0.5) continue;
+			sv("line", { x1: x, x2: x, y1: lanes[0].y, y2: bl.y + bl.h, class: "grid", "stroke-opacity": 0.6 }, plot);
+			sv("line", { x1: x, x2: x, y1: ay, y2: ay + 4, stroke: "#888" }, ax);
+			const anchor = x > L.left + G.plotW - 30 ? "end" : x < L.left + 30 ? "start" : "middle";
+			sv("text", { x: x, y: ay + 15, "text-anchor": anchor, text: fmtTime(t) }, ax);
+		}
+		svg.dataset.bands = String(drawn);
+		document.getElementById("zoom-label").textContent =
+			span < total * 0.999 ? "showing " + fmtTime(view.v0) + " – " + fmtTime(view.v1) + " of " + fmtTime(total) : "whole run, " + fmtTime(total);
+		return G;
+	}
+
+	function niceTicks(a, b, n) {
+		const span = b - a;
+		if (!(span > 0)) return [a];
+		const raw = span / n;
+		const p = Math.pow(10, Math.floor(Math.log10(raw)));
+		const m = raw / p;
+		const step = (m < 1.5 ? 1 : m < 3.5 ? 2 : m < 7.5 ? 5 : 10) * p;
+		const out = [];
+		for (let t = Math.ceil(a / step) * step; t <= b + step * 1e-9 && out.length < 200; t += step) out.push(t);
+		return out;
+	}
+
+	function renderTimelineLegend() {
+		const lg = document.getElementById("timeline-legend");
+		const item = (sw, text) => lg.append(el("li", {}, sw, el("span", { text: text })));
+		item(el("span", { class: "swatch", style: "background:" + MEM_COLOR + ";opacity:0.55" }), "live device memory");
+		item(el("span", { class: "swatch dash" }), "memory capacity");
+		item(el("span", { class: "swatch", style: "background:" + COLORS.compute + ";opacity:0.7" }), "compute share");
+		item(el("span", { class: "swatch line", style: "background:" + FILL_COLOR }), "SM fill (estimated)");
+		item(el("span", { class: "swatch line", style: "background:" + ACTIVE_COLOR }), "kernel active");
+		const seen = new Set();
+		for (let i = 0; i < nGaps; i++) seen.add(gapList[4 * i + 2]);
+		for (const b of buckets)
+			if (seen.has(bucketIndex[b.key]))
+				item(el("span", { class: "swatch", style: "background:" + colorOf(b.key) }), "idle: " + b.label);
+	}
+
+	function setupTimeline() {
+		const svg = document.getElementById("timeline");
+		const tip = document.getElementById("tooltip");
+		let G = drawTimeline();
+		const minSpan = Math.max(total / 1e6, Math.min(binNs / 4, total), 1);
+		const clampView = () => {
+			let s = Math.min(Math.max(view.v1 - view.v0, minSpan), total);
+			if (view.v0 < 0) view.v0 = 0;
+			if (view.v0 + s > total) view.v0 = total - s;
+			view.v1 = view.v0 + s;
+		};
+		const timeAt = (clientX) => {
+			const r = svg.getBoundingClientRect();
+			const x = ((clientX - r.left) / r.width) * G.width;
+			return view.v0 + ((x - L.left) / G.plotW) * (view.v1 - view.v0);
+		};
+		const zoom = (factor, center) => {
+			view.v0 = center - (center - view.v0) * factor;
+			view.v1 = center + (view.v1 - center) * factor;
+			clampView();
+			G = drawTimeline();
+		};
+		svg.addEventListener(
+			"wheel",
+			(ev) => {
+				ev.preventDefault();
+				const f = Math.pow(1.0015, ev.deltaY * (ev.deltaMode === 1 ? 30 : 1));
+				zoom(f, timeAt(ev.clientX));
+			},
+			{ passive: false }
+		);
+		let drag = null;
+		svg.addEventListener("pointerdown", (ev) => {
+			drag = { x: ev.clientX, v0: view.v0, v1: view.v1 };
+			svg.setPointerCapture(ev.pointerId);
+			svg.classList.add("dragging");
+		});
+		svg.addEventListener("pointermove", (ev) => {
+			if (drag) {
+				const r = svg.getBoundingClientRect();
+				const dt = ((ev.clientX - drag.x) / r.width) * (G.width / G.plotW) * (drag.v1 - drag.v0);
+				view.v0 = drag.v0 - dt;
+				view.v1 = drag.v1 - dt;
+				clampView();
+				G = drawTimeline();
+				tip.hidden = true;
+				return;
+			}
+			showTip(ev);
+		});
+		const endDrag = () => {
+			drag = null;
+			svg.classList.remove("dragging");
+		};
+		svg.addEventListener("pointerup", endDrag);
+		svg.addEventListener("pointercancel", endDrag);
+		svg.addEventListener("pointerleave", () => (tip.hidden = true));
+		document.getElementById("zoom-in").addEventListener("click", () => zoom(0.5, (view.v0 + view.v1) / 2));
+		document.getElementById("zoom-out").addEventListener("click", () => zoom(2, (view.v0 + view.v1) / 2));
+		const scaleBtn = document.getElementById("mem-scale");
+		scaleBtn.addEventListener("click", () => {
+			memFit = !memFit;
+			scaleBtn.textContent = memFit ? "Memory: scale to capacity" : "Memory: scale to peak";
+			G = drawTimeline();
+		});
+		if (!num((D.memory || {}).total_bytes)) scaleBtn.hidden = true;
+		document.getElementById("zoom-reset").addEventListener("click", () => {
+			view.v0 = 0;
+			view.v1 = total;
+			G = drawTimeline();
+		});
+		window.addEventListener("resize", () => (G = drawTimeline()));
+
+		function showTip(ev) {
+			const t = timeAt(ev.clientX);
+			const i = Math.floor(t / binNs);
+			if (!nb || i < 0 || i >= nb || t < view.v0 || t > view.v1) {
+				tip.hidden = true;
+				return;
+			}
+			let idle = null, idleF = 0;
+			buckets.forEach((b, k) => {
+				const f = T.sm[k] ? num(T.sm[k][i]) : 0;
+				if (b.key !== "compute" && f > idleF) {
+					idle = b;
+					idleF = f;
+				}
+			});
+			tip.innerHTML = "";
+			const line = (k, v) => tip.append(el("div", {}, el("span", { text: k + ": " }), el("strong", { text: v })));
+			line("time", fmtTime(i * binNs) + " – " + fmtTime((i + 1) * binNs));
+			line("live memory", fmtBytes(T.live[i]));
+			line("compute share", pct(smShare(i)));
+			line("SM fill", pct(num(T.busy[i])));
+			line("kernel active", pct(num(T.active[i])));
+			if (idle) line("largest loss", idle.label + " " + pct(idleF));
+			const wrap = document.getElementById("timeline-wrap").getBoundingClientRect();
+			let x = ev.clientX - wrap.left + 14;
+			if (x > wrap.width - 260) x = ev.clientX - wrap.left - 260;
+			tip.style.left = x + "px";
+			tip.style.top = ev.clientY - wrap.top + 12 + "px";
+			tip.hidden = false;
+		}
+	}
+
+	// ---------- causes and tables ----------
+	const siteCell = (s) => {
+		const td = el("td", { class: "site" });
+		const text = (s && s.text) || "(no stack)";
+		const frames = (s && s.frames) || [];
+		if (frames.length > 1) {
+			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map((f) => el("li", { text: f })))));
+		} else td.textContent = text;
+		return td;
+	};
+
+	function table(rows, cols, emptyText) {
+		if (!rows || !rows.length) return el("p", { class: "empty", text: emptyText });
+		const head = el("tr", {}, ...cols.map((c) => el("th", { class: c.num ? "num" : null, text: c.title })));
+		const body = rows.map((r) =>
+			el(
+				"tr",
+				{},
+				...cols.map((c) => {
+					const v = c.get(r);
+					if (v instanceof Node) return v;
+					return el("td", { class: c.num ? "num" : null, text: v });
+				})
+			)
+		);
+		return el("table", {}, el("thead", {}, head), el("tbody", {}, ...body));
+	}
+
+	const SYNC_KIND = { 0: "none", 1: "explicit", 2: "copy", 3: "implicit" };
+	const MEM_KIND = { 1: "device", 2: "async pool", 3: "managed", 4: "pinned host", 5: "VMM" };
+
+	function renderCauses() {
+		const box = el("div", { class: "causes" });
+		document.getElementById("causes").append(box);
+		const idle = buckets.filter((b) => b.key !== "compute" && num(b.fraction) >= 0.005).sort((a, b) => b.fraction - a.fraction).slice(0, 5);
+		if (!idle.length) {
+			box.append(el("p", { class: "empty", text: "No idle bucket above 0.5% of SM-time." }));
+			return;
+		}
+		const split = D.launch_split || {};
+		for (const b of idle) {
+			const recs = (D.recs || []).filter((r) => r.bucket === b.key);
+			const title = (b.cause ? "Cause " + b.cause + " · " : "") + b.label;
+			const card = el(
+				"div",
+				{ class: "cause", style: "--c:" + colorOf(b.key) },
+				el("div", { class: "cause-head" }, el("span", { class: "cause-title", text: title }), el("span", { class: "cause-share", text: pct(b.fraction) + " of SM-time" })),
+				recs.length ? null : el("p", { text: b.remedy || "" }),
+				...recs.map((r) => el("p", { text: r.text }))
+			);
+			const sites = [];
+			if (b.key === "host_sync")
+				for (const s of (D.sync_sites || []).slice(0, 3))
+					sites.push(s.api + " ×" + fmtCount(s.count) + " at " + ((s.site || {}).text || "(no stack)") + " — exposed " + fmtTime(s.exposed_ns));
+			if (b.key === "launch_overhead") {
+				const tot = num(split.queued_sm_ns) + num(split.in_call_sm_ns) + num(split.between_sm_ns);
+				if (tot > 0)
+					card.append(
+						el("p", {
+							class: "hint",
+							text: "Of this: " + pct(num(split.in_call_sm_ns) / tot) + " inside launch calls, " + pct(num(split.between_sm_ns) / tot) +
+								" between them, " + pct(num(split.queued_sm_ns) / tot) + " the GPU's own latency between queued work.",
+						})
+					);
+				for (const f of (D.fusion || []).slice(0, 3))
+					sites.push("fuse " + f.names.join(" → ") + " (×" + fmtCount(f.occurrences) + ", gives back " + fmtTime(f.saved_ns) + ")");
+				if (!sites.length)
+					for (const t of (D.tiny_kernels || []).slice(0, 3)) sites.push(t.name + " ×" + fmtCount(t.count) + " at " + ((t.site || {}).text || "(no stack)"));
+			}
+			if (b.key === "host_work")
+				for (const s of (D.sync_sites || []).filter((x) => x.host_work_after_ns > 0).slice(0, 3))
+					sites.push("after " + s.api + " at " + ((s.site || {}).text || "(no stack)") + ": " + fmtTime(s.host_work_after_ns) + " of host work");
+			if (sites.length) card.append(el("ul", { class: "sites mono" }, ...sites.map((s) => el("li", { text: s }))));
+			box.append(card);
+		}
+	}
+
+	function renderTables() {
+		document.getElementById("sync-sites").append(
+			table(
+				D.sync_sites,
+				[
+					{ title: "call", get: (r) => r.api },
+					{ title: "kind", get: (r) => SYNC_KIND[r.kind] || String(r.kind) },
+					{ title: "calls", num: true, get: (r) => fmtCount(r.count) },
+					{ title: "host waited", num: true, get: (r) => fmtTime(r.wait_ns) },
+					{ title: "exposed idle", num: true, get: (r) => fmtTime(r.exposed_ns) },
+					{ title: "host work after", num: true, get: (r) => fmtTime(r.host_work_after_ns) },
+					{ title: "call site", get: (r) => siteCell(r.site) },
+				],
+				"No synchronizing call made the GPU wait."
+			)
+		);
+		document.getElementById("tiny-hint").textContent =
+			"Kernels shorter than " + num(D.tiny_us, 10) + " µs. Their launch cost can exceed their work.";
+		document.getElementById("tiny-kernels").append(
+			table(
+				D.tiny_kernels,
+				[
+					{ title: "kernel", get: (r) => el("td", { class: "site", text: r.name }) },
+					{ title: "runs", num: true, get: (r) => fmtCount(r.count) },
+					{ title: "GPU time", num: true, get: (r) => fmtTime(r.total_ns) },
+					{ title: "idle before", num: true, get: (r) => fmtTime(r.gap_before_ns) },
+					{ title: "launch site", get: (r) => siteCell(r.site) },
+				],
+				"No tiny kernels."
+			)
+		);
+		document.getElementById("fusion").append(
+			table(
+				D.fusion,
+				[
+					{ title: "sequence", get: (r) => el("td", { class: "site", text: (r.names || []).join(" → ") }) },
+					{ title: "times", num: true, get: (r) => fmtCount(r.occurrences) },
+					{ title: "kernel time", num: true, get: (r) => fmtTime(r.kernel_ns) },
+					{ title: "gives back", num: true, get: (r) => fmtTime(r.saved_ns) },
+					{ title: "site", get: (r) => siteCell(r.site) },
+				],
+				"No repeated sequence of tiny kernels."
+			)
+		);
+		document.getElementById("alloc-sites").append(
+			table(
+				D.alloc_sites,
+				[
+					{ title: "kind", get: (r) => MEM_KIND[r.kind] || String(r.kind) },
+					{ title: "allocations", num: true, get: (r) => fmtCount(r.count) },
+					{ title: "bytes", num: true, get: (r) => fmtBytes(r.bytes) },
+					{ title: "largest", num: true, get: (r) => fmtBytes(r.max_bytes) },
+					{ title: "never freed", num: true, get: (r) => (r.never_freed ? fmtCount(r.never_freed) + " (" + fmtBytes(r.never_freed_bytes) + ")" : "0") },
+					{ title: "call site", get: (r) => siteCell(r.site) },
+				],
+				"No allocations recorded."
+			)
+		);
+		document.getElementById("traces").append(
+			table(
+				D.traces,
+				[
+					{ title: "trace", get: (r) => el("td", { class: "site", text: r.path }) },
+					{ title: "pid", num: true, get: (r) => String(r.pid) },
+					{ title: "rank", num: true, get: (r) => (r.rank < 0 ? "–" : String(r.rank)) },
+					{ title: "records", num: true, get: (r) => fmtCount(r.records) },
+					{ title: "dropped", num: true, get: (r) => fmtCount(r.dropped_records) },
+					{ title: "ended", get: (r) => (r.clean_exit ? "clean exit" : r.truncated ? "truncated" : "no footer (killed?)") },
+					{ title: "command", get: (r) => el("td", { class: "site", text: r.command }) },
+				],
+				"No trace."
+			)
+		);
+		document.getElementById("devices").append(
+			table(
+				D.devices,
+				[
+					{ title: "device", get: (r) => String(r.id) },
+					{ title: "name", get: (r) => r.name },
+					{ title: "SMs", num: true, get: (r) => String(r.sm_count) },
+					{ title: "memory", num: true, get: (r) => fmtBytes(r.memory_total_bytes) },
+				],
+				"No device record."
+			)
+		);
+		const unc = num(D.unclassified_kernel_share);
+		document.getElementById("method").textContent =
+			"SM fill is estimated from each kernel's launch configuration and the device's occupancy limits; kernel classes come from kernel names" +
+			(unc > 0 ? " (" + pct(unc) + " of kernel time matched no rule and counts as compute)" : "") +
+			". The timeline is drawn from " + fmtCount(nb) + " bins of " + fmtTime(binNs) + "; every number on this page is computed from all events.";
+	}
+
+	const t0 = performance.now();
+	renderHeader();
+	renderVerdict();
+	renderFigures();
+	renderBreakdown();
+	renderTimelineLegend();
+	renderCauses();
+	renderTables();
+	setupTimeline();
+	document.body.dataset.renderMs = (performance.now() - t0).toFixed(1);
+	document.body.dataset.rendered = "1";
+})();
