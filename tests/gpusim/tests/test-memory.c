@@ -161,7 +161,9 @@ static void test_pointer_attributes(void **state)
 	cudaFreeHost(h);
 }
 
-/* A synchronous 25 MB H2D copy at 25 GB/s: 5 µs + 1 ms of device time, waited for. */
+/* A synchronous 25 MB H2D copy at 25 GB/s: 5 µs + 1 ms of device time, waited for. The bytes
+ * really move first (page faults included), so the upper bound is loose; test-cupti checks the
+ * modelled duration exactly. */
 static void test_copy_time(void **state)
 {
 	const size_t bytes = 25u * 1000 * 1000;
@@ -174,7 +176,7 @@ static void test_copy_time(void **state)
 	assert_int_equal(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice), cudaSuccess);
 	dt = test_now_ns() - t0;
 	assert_true(dt >= 1005000);
-	assert_true(dt < 1005000 + 25000000);
+	assert_true(dt < 1005000 + 250000000);
 	cudaFree(d);
 	free(h);
 }
