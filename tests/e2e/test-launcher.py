@@ -195,7 +195,10 @@ def main():
     ap.add_argument("--exit-workload")
     ap.add_argument("--forker")
     a = ap.parse_args()
-    a.launcher = os.path.abspath(a.launcher)
+    # Meson passes paths relative to the build directory; some checks run elsewhere.
+    for k in ("launcher", "report", "child", "workload", "exit_workload", "forker"):
+        if getattr(a, k):
+            setattr(a, k, os.path.abspath(getattr(a, k)))
     with tempfile.TemporaryDirectory(prefix="gpuwhy-launcher-") as tmp:
         test_exit_status(a, tmp)
         test_forwarding(a, tmp)
