@@ -47,14 +47,14 @@ static size_t upper(uintptr_t p)
 int gw_sim_mem_alloc(enum gw_sim_mem kind, size_t bytes, void **ret_ptr)
 {
 	size_t map_bytes = bytes ? (bytes + 4095) & ~(size_t)4095 : 4096;
-	const struct gw_sim_config *cfg = gw_sim_config();
+	/* __device__ variables are registered before main: that must not read the knobs yet. */
+	uint64_t limit = counts_on_device(kind) ? gw_sim_config()->mem_bytes : 0;
 	void *p;
 	size_t i;
 	int r = 0;
 
 	pthread_mutex_lock(&mem.lock);
-	if (counts_on_device(kind) &&
-	    (bytes > cfg->mem_bytes || mem.device_used + bytes > cfg->mem_bytes)) {
+	if (counts_on_device(kind) && (bytes > limit || mem.device_used + bytes > limit)) {
 		r = -ENOMEM;
 		goto out;
 	}

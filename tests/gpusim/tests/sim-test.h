@@ -16,6 +16,10 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 			    dim3 *bDim, dim3 *gDim, int *wSize);
 void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress,
 		       const char *deviceName, int ext, size_t size, int constant, int global);
+/* Declared in crt/device_functions.h (C++ only): what nvcc's host stubs launch through. */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+			       size_t sharedMem, cudaStream_t stream);
 
 static inline uint64_t test_now_ns(void)
 {

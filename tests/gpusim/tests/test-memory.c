@@ -161,12 +161,12 @@ static void test_pointer_attributes(void **state)
 	cudaFreeHost(h);
 }
 
-/* A synchronous 25 MB H2D copy at 25 GB/s: 5 µs + 1 ms of device time, waited for. The bytes
+/* A synchronous 2.5 MB H2D copy at 2.5 GB/s: 5 µs + 1 ms of device time, waited for. The bytes
  * really move first (page faults included), so the upper bound is loose; test-cupti checks the
  * modelled duration exactly. */
 static void test_copy_time(void **state)
 {
-	const size_t bytes = 25u * 1000 * 1000;
+	const size_t bytes = 2500u * 1000;
 	void *d, *h = calloc(1, bytes);
 	uint64_t t0, dt;
 
@@ -194,7 +194,7 @@ int main(void)
 
 	unsetenv("GPUSIM_MEM_GB");
 	setenv("GPUSIM_COPY_US", "5", 1);
-	setenv("GPUSIM_H2D_GBPS", "25", 1);
+	setenv("GPUSIM_H2D_GBPS", "2.5", 1);
 	__cudaRegisterVar(h, (char *)&device_var, (char *)"device_var", "device_var", 0,
 			  sizeof(device_var), 0, 0);
 	return cmocka_run_group_tests(tests, NULL, NULL);
