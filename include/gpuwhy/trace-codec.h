@@ -340,8 +340,8 @@ static inline int gw_dec_IPS(struct gw_codec_state *s, unsigned t, const uint8_t
 		return -EBADMSG;
 
 #define GW_DEC_RECORD_FN(NAME, name, id, ver)                                                      \
-	static inline int gw_decode_##name(struct gw_codec_state *s, const uint8_t *p,             \
-					   const uint8_t *end, struct gw_rec_##name *r)            \
+	static inline int gw_decode_##name(struct gw_codec_state *restrict s, const uint8_t *p,    \
+					   const uint8_t *end, struct gw_rec_##name *restrict r)   \
 	{                                                                                          \
 		const unsigned t = (id);                                                           \
                                                                                                    \
