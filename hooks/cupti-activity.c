@@ -18,9 +18,13 @@
 #include "trace-writer.h"
 
 /* CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. */
-#define POOL_BUFFERS 16
-#define BUFFER_BYTES (4u << 20)
-#define BUFFER_ALIGN 8
+/* One CUPTI buffer can hold far more records than a thread's ring in the writer: after this
+ * many, the CUPTI thread waits for the writer to catch up rather than drop records. */
+#define RECORDS_PER_DRAIN 2048
+#define DRAIN_WAIT_NS	  200000000ull
+#define POOL_BUFFERS	  16
+#define BUFFER_BYTES	  (4u << 20)
+#define BUFFER_ALIGN	  8
 
 static uint8_t *pool;
 static _Atomic uint32_t pool_free; /* bit i set: buffer i is free */
@@ -179,7 +183,7 @@ void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 					size_t size, size_t valid_size)
 {
 	CUpti_Activity *a = NULL;
-	size_t dropped = 0;
+	size_t dropped = 0, n = 0;
 
 	(void)size;
 	if (!buffer)
@@ -207,6 +211,8 @@ void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 			default:
 				break;
 			}
+			if (++n % RECORDS_PER_DRAIN == 0)
+				gw_writer_flush(DRAIN_WAIT_NS);
 		}
 		if (gw_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
 			    CUPTI_SUCCESS &&

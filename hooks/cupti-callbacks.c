@@ -238,7 +238,7 @@ static void read_args(struct gw_rec_api *r, CUpti_CallbackDomain domain, CUpti_C
 
 /* Calls in progress on this thread: enter times, and how many recorded runtime calls are
  * open (a driver call inside one is the same application call, recorded once). */
-#define MAX_NESTING 16
+#define MAX_NESTING 8
 struct call_stack {
 	uint64_t start_ns[MAX_NESTING];
 	uint32_t depth;

@@ -13,7 +13,6 @@
 #define STRING_SLOTS (1u << 16)
 #define STACK_SLOTS  (1u << 18)
 #define ARENA_BYTES  (16u << 20)
-#define CACHE_SLOTS  256
 #define MAX_PROBES   64
 
 /*
@@ -30,18 +29,17 @@ static const char *_Atomic *string_text; /* interned copies, by slot: the cache 
 static _Atomic uint32_t *launch_counts;	 /* by string slot */
 static char *arena;
 static _Atomic size_t arena_used;
-static _Atomic unsigned generation = 1; /* bumped by reset: invalidates the thread caches */
 static _Atomic bool ready;
 
-struct cache_entry {
-	const char *ptr;
-	const char *text;
-	uint64_t id;
-	unsigned generation;
-	unsigned kind;
-};
-
-static __thread struct cache_entry cache[CACHE_SLOTS];
+/*
+ * A process-wide direct-mapped cache from a string's address to its id, packed into one word
+ * ((address << 16) | id) so a racing reader never sees a torn entry. A hit is confirmed by
+ * comparing the text with the interned copy, so a stale entry (a buffer reused for another
+ * string) is only a miss. Not thread-local: libgpuwhy.so's TLS must stay tiny to be
+ * dlopen'able (CUDA_INJECTION64_PATH) next to initial-exec TLS.
+ */
+#define CACHE_SLOTS 4096
+static _Atomic uint64_t *cache;
 
 uint64_t gw_hash_bytes(uint64_t h, const void *data, size_t len)
 {
@@ -72,8 +70,9 @@ int gw_intern_init(void)
 	stacks.mask = STACK_SLOTS - 1;
 	string_text = map(STRING_SLOTS * sizeof(char *));
 	launch_counts = map(STRING_SLOTS * sizeof(uint32_t));
+	cache = map(CACHE_SLOTS * sizeof(uint64_t));
 	arena = map(ARENA_BYTES);
-	if (!strings.keys || !stacks.keys || !string_text || !launch_counts || !arena)
+	if (!strings.keys || !stacks.keys || !string_text || !launch_counts || !cache || !arena)
 		return -ENOMEM;
 	atomic_store(&ready, true);
 	return 0;
@@ -88,8 +87,8 @@ void gw_intern_reset(void)
 	madvise((void *)stacks.keys, STACK_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
 	madvise((void *)string_text, STRING_SLOTS * sizeof(char *), MADV_DONTNEED);
 	madvise((void *)launch_counts, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
+	madvise((void *)cache, CACHE_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
 	atomic_store(&arena_used, 0);
-	atomic_fetch_add(&generation, 1);
 }
 
 /* Returns the slot index + 1 and whether this call claimed it; 0 when the table is full. */
@@ -115,33 +114,40 @@ static uint64_t claim(struct table *t, uint64_t key, bool *ret_new)
 	return 0;
 }
 
-static const char *arena_copy(const char *text, size_t len)
+/* Copies text after a byte holding its kind; returns the copy of the text. */
+static const char *arena_copy(unsigned kind, const char *text, size_t len)
 {
-	size_t at = atomic_fetch_add(&arena_used, len + 1);
+	size_t at = atomic_fetch_add(&arena_used, len + 2);
 	char *dst;
 
-	if (at + len + 1 > ARENA_BYTES)
+	if (at + len + 2 > ARENA_BYTES)
 		return NULL;
 	dst = arena + at;
-	memcpy(dst, text, len);
-	dst[len] = '\0';
-	return dst;
+	dst[0] = (char)kind;
+	memcpy(dst + 1, text, len);
+	dst[len + 1] = '\0';
+	return dst + 1;
 }
 
 uint64_t gw_intern_string(unsigned kind, const char *text)
 {
-	struct cache_entry *c;
-	unsigned gen;
-	uint64_t key, id;
+	uint64_t key, id, entry;
+	_Atomic uint64_t *slot;
+	const char *interned;
 	size_t len;
 	bool fresh;
 
 	if (!text || !atomic_load_explicit(&ready, memory_order_relaxed))
 		return 0;
-	gen = atomic_load_explicit(&generation, memory_order_relaxed);
-	c = &cache[((uintptr_t)text >> 3) & (CACHE_SLOTS - 1)];
-	if (c->ptr == text && c->generation == gen && c->kind == kind && !strcmp(text, c->text))
-		return c->id;
+	slot = &cache[((uintptr_t)text >> 3) & (CACHE_SLOTS - 1)];
+	entry = atomic_load_explicit(slot, memory_order_relaxed);
+	if (entry >> 16 == (uintptr_t)text) {
+		id = entry & 0xffff;
+		interned = atomic_load_explicit(&string_text[id], memory_order_acquire);
+		/* The kind is the byte before the interned text. */
+		if (interned && (unsigned char)interned[-1] == kind && !strcmp(text, interned))
+			return id + 1;
+	}
 
 	len = strlen(text);
 	key = gw_hash_bytes(gw_hash_bytes(GW_HASH_SEED, &kind, sizeof(kind)), text, len) | 1;
@@ -149,21 +155,18 @@ uint64_t gw_intern_string(unsigned kind, const char *text)
 	if (!id)
 		return 0;
 	if (fresh) {
-		const char *copy = arena_copy(text, len);
 		struct gw_rec_string rec = {
 			.id = id,
 			.kind = kind,
 			.text = {(const uint8_t *)text, (uint32_t)len},
 		};
 
-		atomic_store_explicit(&string_text[id - 1], copy, memory_order_release);
+		atomic_store_explicit(&string_text[id - 1], arena_copy(kind, text, len),
+				      memory_order_release);
 		gw_emit(GW_REC_STRING, &rec);
 	}
-	c->text = atomic_load_explicit(&string_text[id - 1], memory_order_acquire);
-	c->ptr = c->text ? text : NULL;
-	c->id = id;
-	c->generation = gen;
-	c->kind = kind;
+	atomic_store_explicit(slot, ((uint64_t)(uintptr_t)text << 16) | (id - 1),
+			      memory_order_relaxed);
 	return id;
 }
 

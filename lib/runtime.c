@@ -46,11 +46,14 @@ static bool writer_running;	   /* this process's trace is open */
 static _Atomic bool child_pending; /* fork child of a capturing parent, no trace yet */
 static bool forked;
 static bool exit_registered;
+static bool in_constructor;
+static _Atomic bool exit_pending; /* atexit to register at the first event, after main began */
 static char trace_path[PATH_MAX];
 static struct sigaction previous_term, previous_int;
 static __thread uint64_t thread_tid;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void at_exit(void);
 
 /* One line on stderr; only at start, at exit and on failures, never on the event path. */
 static void say(const char *fmt, ...)
@@ -98,6 +101,8 @@ uint64_t gw_thread_id(void)
 
 	if (thread_tid)
 		return thread_tid;
+	if (atomic_exchange(&exit_pending, false))
+		atexit(at_exit);
 	thread_tid = (uint64_t)syscall(SYS_gettid);
 	prctl(PR_GET_NAME, name);
 	rec = (struct gw_rec_thread){
@@ -327,7 +332,16 @@ static void start_locked(bool child)
 	}
 	if (!exit_registered) {
 		exit_registered = true;
-		atexit(at_exit);
+		/*
+		 * A handler registered before main (from the constructor) would run after the
+		 * loader's own exit handler, inside the library finalizers, when libcupti may be
+		 * finalized already. So then it is registered at the first event; the destructor
+		 * covers a program that makes none.
+		 */
+		if (in_constructor)
+			atomic_store(&exit_pending, true);
+		else
+			atexit(at_exit);
 		pthread_atfork(NULL, NULL, atfork_child);
 		install_signal(SIGTERM, &previous_term);
 		install_signal(SIGINT, &previous_int);
@@ -401,7 +415,9 @@ __attribute__((constructor)) static void preload_init(void)
 		return;
 	}
 	if (injection || dl_iterate_phdr(find_cudart, NULL)) {
+		in_constructor = true;
 		gw_runtime_start();
+		in_constructor = false;
 		return;
 	}
 	if (dladdr((void *)preload_init, &di) && di.dli_fname && di.dli_fname[0] == '/') {
@@ -409,7 +425,14 @@ __attribute__((constructor)) static void preload_init(void)
 		debug(1, "no libcudart yet: deferring to InitializeInjection");
 		return;
 	}
+	in_constructor = true;
 	gw_runtime_start();
+	in_constructor = false;
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+	at_exit();
 }
 
 /* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH): called once, at CUDA

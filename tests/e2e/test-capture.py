@@ -1,0 +1,466 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""End-to-end tests of libgpuwhy.so on the simulated GPU (tests/gpusim, a test double).
+
+Each subcommand is one meson test of the 'capture' suite. Expected numbers come from the
+workloads' own count formulas (tests/workloads/workloads.json) evaluated with the arguments
+this script passes, never from a previous run's output.
+
+  workloads --mode preload|inject   every workload: the trace holds exactly its launches,
+                                    kernels, synchronizing calls, copies, memsets, allocations
+  exits                             return / exit / _exit / abort / SIGTERM: status unchanged
+  fork                              a CUDA child gets its own trace, a non-CUDA child none
+  threads                           16 host threads launching and synchronizing
+  sigkill                           SIGKILL mid-run: everything older than 250 ms is there
+  degrade                           existing file, symlink, unwritable directory, file-size
+                                    limit, CUPTI held by another tool, no CUPTI
+  symbols                           libgpuwhy.so exports exactly InitializeInjection
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+# Smaller than the defaults where a workload's default would take long on two cores; the
+# formulas are evaluated with these, so the expectations follow.
+SMALL_ARGS = {
+    'bandwidth_bound': {'n': 1 << 20, 'iters': 5},
+    'low_intensity': {'rows': 512, 'cols': 512, 'iters': 3},
+    'small_batch': {'iters': 20},
+    'dependency_chain': {'steps': 32, 'seqs': 2},
+    'tiny_kernels': {'iters': 300},
+    'sync_per_iteration': {'iters': 20},
+    'host_work': {'iters': 5},
+    'data_transfer': {'iters': 2, 'mb': 4},
+    'healthy': {'iters': 20},
+    'kv_cache_growth': {'steps': 32},
+    'mixed_training': {'iters': 5},
+    'multi_stream': {'threads': 4, 'iters': 10},
+}
+
+
+class Ctx:
+    def __init__(self, build, source):
+        self.build = build
+        self.lib = os.path.join(build, 'lib', 'libgpuwhy.so')
+        self.report = os.path.join(build, 'tools', 'gpuwhy-report')
+        self.gpusim = os.path.join(build, 'tests', 'gpusim')
+        self.workloads = os.path.join(build, 'tests', 'workloads')
+        with open(os.path.join(source, 'tests', 'workloads', 'workloads.json')) as f:
+            self.spec = {w['name']: w for w in json.load(f)['workloads']}
+        self.failures = []
+
+    def check(self, ok, what):
+        if not ok:
+            self.failures.append(what)
+            print('FAIL:', what)
+        return ok
+
+    def env(self, out_dir, mode, extra=None):
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith('GPUWHY_') and not k.startswith('GPUSIM_')
+               and k not in ('LD_PRELOAD', 'CUDA_INJECTION64_PATH')}
+        env['LD_LIBRARY_PATH'] = self.gpusim
+        env['GPUWHY_OUTPUT'] = os.path.join(out_dir, 'trace-%p.zst')
+        env['GPUWHY_QUIET'] = '1'
+        if mode == 'preload':
+            env['LD_PRELOAD'] = self.lib
+        elif mode == 'inject':
+            env['CUDA_INJECTION64_PATH'] = self.lib
+        env.update(extra or {})
+        return env
+
+    def run(self, name, args, env, timeout=120, **kw):
+        cmd = [os.path.join(self.workloads, name)] + workload_argv(args)
+        with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, **kw) as p:
+            try:
+                out, err = p.communicate(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                out, err = p.communicate()
+                self.check(False, f'{name}: still running after {timeout} s (a hang)')
+        return subprocess.CompletedProcess(cmd, p.returncode, out, err), p.pid
+
+    def dump(self, path):
+        p = subprocess.run([self.report, '--dump', path], capture_output=True, text=True,
+                           timeout=120)
+        return p.returncode, [parse_line(line) for line in p.stdout.splitlines()]
+
+
+def workload_argv(args):
+    argv = []
+    for k, v in args.items():
+        argv += ['--' + k.replace('_', '-'), str(v)]
+    return argv
+
+
+def parse_line(line):
+    kind, _, rest = line.partition(' ')
+    return kind, {k: v for k, v in FIELD.findall(rest)}
+
+
+def counts(records):
+    c = dict.fromkeys(['kernels', 'launches', 'host_syncs', 'syncs_explicit', 'syncs_copy',
+                       'syncs_implicit', 'memcpy', 'memset', 'allocations', 'frees',
+                       'api_memcpy', 'api_memset'], 0)
+    sync_names = {'1': 'syncs_explicit', '2': 'syncs_copy', '3': 'syncs_implicit'}
+    for kind, f in records:
+        if kind == 'KERNEL':
+            c['kernels'] += 1
+        elif kind == 'MEMCPY':
+            c['memcpy'] += 1
+        elif kind == 'MEMSET':
+            c['memset'] += 1
+        elif kind == 'MEMORY':
+            c['allocations' if f['op'] == '1' else 'frees'] += 1
+        elif kind == 'API':
+            if f['category'] == '1':
+                c['launches'] += 1
+            elif f['category'] == '3':
+                c['api_memcpy'] += 1
+            elif f['category'] == '4':
+                c['api_memset'] += 1
+            if f['sync_kind'] != '0':
+                c['host_syncs'] += 1
+                c[sync_names[f['sync_kind']]] += 1
+    return c
+
+
+def expected(formulas, args):
+    return {k: eval(v, {}, dict(args)) for k, v in formulas.items()
+            if k not in ('tiny_kernels',)}
+
+
+def header_of(records):
+    return next(f for kind, f in records if kind == 'HEADER')
+
+
+def end_of(records):
+    return next((f for kind, f in records if kind == 'END'), {})
+
+
+def compare(ctx, label, got, want):
+    for k, v in want.items():
+        ctx.check(got.get(k) == v, f'{label}: {k} = {got.get(k)}, expected {v}')
+    # A copy or memset is one API call and one GPU record.
+    if 'memcpy' in want:
+        ctx.check(got['api_memcpy'] == want['memcpy'],
+                  f"{label}: {got['api_memcpy']} copy calls, expected {want['memcpy']}")
+    if 'memset' in want:
+        ctx.check(got['api_memset'] == want['memset'],
+                  f"{label}: {got['api_memset']} memset calls, expected {want['memset']}")
+
+
+def traces(out_dir):
+    return sorted(glob.glob(os.path.join(out_dir, 'trace-*.zst')))
+
+
+def cmd_workloads(ctx, opts):
+    for name, w in ctx.spec.items():
+        args = dict(w['args'])
+        args.update(SMALL_ARGS.get(name, {}))
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, pid = ctx.run(name, args, ctx.env(out, opts.mode, w.get('env')))
+        label = f'{name} ({opts.mode})'
+        ctx.check(p.returncode == 0, f'{label}: exit status {p.returncode}: {p.stderr[-500:]}')
+        ctx.check('gpuwhy:' not in p.stderr, f'{label}: gpuwhy warned: {p.stderr[-500:]}')
+        files = traces(out)
+        by_pid = {}
+        for path in files:
+            rc, recs = ctx.dump(path)
+            ctx.check(rc == 0, f'{label}: {path} does not decode')
+            by_pid[int(header_of(recs)['pid'])] = recs
+        if 'child_counts' in w:
+            ctx.check(len(files) == 2, f'{label}: {len(files)} traces, expected 2')
+            children = [r for r in by_pid.values() if int(header_of(r)['ppid']) in by_pid]
+            parents = [r for r in by_pid.values() if r not in children]
+            pairs = [('parent', parents, w['counts']), ('child', children, w['child_counts'])]
+        else:
+            ctx.check(len(files) == 1, f'{label}: {len(files)} traces, expected 1')
+            pairs = [('', list(by_pid.values()), w['counts'])]
+        for role, recs, formulas in pairs:
+            if not ctx.check(len(recs) == 1, f'{label}: no {role} trace'):
+                continue
+            recs = recs[0]
+            end = end_of(recs)
+            ctx.check(end.get('clean_exit') == '1', f'{label} {role}: no footer')
+            footer = next((f for k, f in recs if k == 'FOOTER'), {})
+            ctx.check(footer.get('dropped') == '0', f'{label} {role}: dropped records')
+            want = expected(formulas, args)
+            compare(ctx, f'{label} {role}', counts(recs), want)
+            print(f'{label} {role}: checked {want}')
+        shutil.rmtree(out)
+
+
+def cmd_exits(ctx, opts):
+    w = ctx.spec['exit_modes']
+    cases = [('return', 0), ('return', 7), ('exit', 0), ('exit', 9), ('_exit', 5),
+             ('abort', None), ('sigterm', None)]
+    for mode, status in cases:
+        args = dict(w['args'], mode=mode)
+        if status is not None:
+            args['status'] = status
+        want_rc = {'abort': -signal.SIGABRT, 'sigterm': -signal.SIGTERM}.get(mode, status)
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        base, _ = ctx.run('exit_modes', args, ctx.env(out, 'none'), timeout=60)
+        ctx.check(base.returncode == want_rc,
+                  f'exit_modes {mode} without gpuwhy: {base.returncode}, expected {want_rc}')
+        p, pid = ctx.run('exit_modes', args, ctx.env(out, 'preload'), timeout=60)
+        label = f'exit_modes --mode {mode} --status {status}'
+        ctx.check(p.returncode == want_rc, f'{label}: exit status {p.returncode}, '
+                  f'expected {want_rc}: {p.stderr[-300:]}')
+        ctx.check(f'ending by {mode}' in p.stdout, f'{label}: stdout lost: {p.stdout!r}')
+        files = traces(out)
+        if not ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            continue
+        rc, recs = ctx.dump(files[0])
+        ctx.check(rc == 0, f'{label}: trace does not decode')
+        got = counts(recs)
+        clean = end_of(recs).get('clean_exit') == '1'
+        if mode in w['counts_hold_for']['mode']:
+            ctx.check(clean, f'{label}: no footer after a normal exit')
+            compare(ctx, label, got, expected(w['counts'], args))
+        elif mode == 'sigterm':
+            # The handler flushed what the application thread had recorded: every call.
+            ctx.check(got['launches'] == args['kernels'] and got['host_syncs'] == args['sync'],
+                      f'{label}: host records after SIGTERM: {got}')
+        else:
+            # _exit and abort run nothing of gpuwhy's: the file decodes, possibly empty.
+            ctx.check(not clean, f'{label}: a footer cannot have been written')
+        shutil.rmtree(out)
+
+
+def cmd_fork(ctx, opts):
+    w = ctx.spec['forker']
+    for mode in ('preload', 'inject'):
+        for parent_kernels in (4, 0):
+            args = dict(w['args'], parent_kernels=parent_kernels)
+            out = tempfile.mkdtemp(prefix='gw-e2e-')
+            p, pid = ctx.run('forker', args, ctx.env(out, mode), timeout=60)
+            label = f'forker {mode} --parent-kernels {parent_kernels}'
+            ctx.check(p.returncode == 0, f'{label}: exit status {p.returncode}')
+            pids = {m.group(1): int(m.group(2))
+                    for m in re.finditer(r'forker: (\S+) pid (\d+)', p.stdout)}
+            recs = {}
+            for path in traces(out):
+                rc, r = ctx.dump(path)
+                ctx.check(rc == 0, f'{label}: {path} does not decode')
+                recs[int(header_of(r)['pid'])] = r
+            # The non-CUDA child never writes a trace; the parent does only if it used CUDA
+            # or was already capturing (LD_PRELOAD with libcudart linked starts at load).
+            ctx.check(not any(cpid in recs for role, cpid in pids.items()
+                              if 'cuda' not in role and role != 'parent'),
+                      f'{label}: a trace for the child without CUDA: {sorted(recs)} {pids}')
+            child = [cpid for role, cpid in pids.items() if role != 'parent' and cpid in recs]
+            if ctx.check(len(child) == 1, f'{label}: child traces {child}, pids {pids}'):
+                r = recs[child[0]]
+                h = header_of(r)
+                ctx.check(end_of(r).get('clean_exit') == '1', f'{label}: child footer')
+                compare(ctx, f'{label} child', counts(r), expected(w['child_counts'], args))
+                if mode == 'preload':
+                    ctx.check(int(h['flags']) & 2, f'{label}: child header lacks FORKED')
+                ctx.check(int(h['ppid']) == pid, f'{label}: child ppid {h["ppid"]} != {pid}')
+            parent = recs.get(pid)
+            if parent_kernels or parent:
+                if ctx.check(parent is not None, f'{label}: no parent trace'):
+                    compare(ctx, f'{label} parent', counts(parent),
+                            expected(w['counts'], args))
+            shutil.rmtree(out)
+
+
+def cmd_threads(ctx, opts):
+    w = ctx.spec['multi_stream']
+    args = dict(w['args'], threads=16, iters=25)
+    for mode in ('preload', 'inject'):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, pid = ctx.run('multi_stream', args, ctx.env(out, mode, w.get('env')), timeout=120)
+        label = f'multi_stream --threads 16 ({mode})'
+        ctx.check(p.returncode == 0, f'{label}: exit status {p.returncode}')
+        files = traces(out)
+        if ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            rc, recs = ctx.dump(files[0])
+            ctx.check(rc == 0 and end_of(recs).get('clean_exit') == '1', f'{label}: decode')
+            compare(ctx, label, counts(recs), expected(w['counts'], args))
+            tids = {f['tid'] for k, f in recs if k == 'API'}
+            ctx.check(len(tids) == 17, f'{label}: API records from {len(tids)} threads')
+        shutil.rmtree(out)
+
+
+def cmd_sigkill(ctx, opts):
+    """tiny_kernels launches bias_add, scalar_mul, clamp in a loop. Killed mid-run, the trace
+    must decode, and every launch made more than 250 ms before the kill must be in it with
+    its kernel: no launch is missing from the cycle, and the newest one recorded is at most
+    250 ms older than the kill."""
+    w = ctx.spec['tiny_kernels']
+    args = dict(w['args'], iters=10 ** 7)
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    env = ctx.env(out, 'preload', w.get('env'))
+    cmd = [os.path.join(ctx.workloads, 'tiny_kernels')] + workload_argv(args)
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(2.0)
+    kill_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
+    p.send_signal(signal.SIGKILL)
+    p.wait(timeout=30)
+    files = traces(out)
+    if not ctx.check(len(files) == 1, f'sigkill: {len(files)} traces'):
+        return
+    rc, recs = ctx.dump(files[0])
+    ctx.check(rc == 0, 'sigkill: the trace does not decode')
+    ctx.check(end_of(recs).get('clean_exit') != '1', 'sigkill: a footer after SIGKILL')
+    names = {f['id']: f['text'] for k, f in recs if k == 'STRING'}
+    launches = [f for k, f in recs if k == 'API' and f['category'] == '1']
+    kernels = {f['correlation']: names.get(f['name_id'], '') for k, f in recs if k == 'KERNEL'}
+    cutoff = kill_ns - 250 * 10 ** 6
+    old = [f for f in launches if int(f['end_ns']) < cutoff]
+    ctx.check(len(old) > 1000, f'sigkill: only {len(old)} launches older than 250 ms')
+    if launches:
+        newest = max(int(f['end_ns']) for f in launches)
+        ctx.check(newest >= cutoff, f'sigkill: newest launch {(kill_ns - newest) / 1e6:.0f} ms '
+                  'before the kill')
+    cycle = ['tiny_bias_add', 'tiny_scalar_mul', 'tiny_clamp']
+    order = [next((i for i, c in enumerate(cycle) if c in kernels.get(f['correlation'], '')),
+                  -1) for f in old]
+    first_loop = next((i for i, o in enumerate(order) if o == 0), 0)
+    broken = [i for i in range(first_loop + 1, len(order))
+              if order[i] != (order[i - 1] + 1) % 3]
+    ctx.check(not broken, f'sigkill: launches missing from the cycle at {broken[:5]}')
+    missing = [f['correlation'] for f in old if f['correlation'] not in kernels]
+    ctx.check(not missing, f'sigkill: {len(missing)} old launches without their kernel')
+    print(f'sigkill: {len(launches)} launches recorded, {len(old)} older than 250 ms')
+    shutil.rmtree(out)
+
+
+def warned(p):
+    return [line for line in p.stderr.splitlines() if line.startswith('gpuwhy:')]
+
+
+def cmd_degrade(ctx, opts):
+    w = ctx.spec['exit_modes']
+    args = dict(w['args'], status=4)
+    base, _ = ctx.run('exit_modes', args, ctx.env(tempfile.mkdtemp(prefix='gw-e2e-'), 'none'))
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+
+    def unaffected(p, label):
+        ctx.check(p.returncode == 4, f'{label}: exit status {p.returncode}')
+        ctx.check(p.stdout == base.stdout, f'{label}: stdout changed: {p.stdout!r}')
+        ctx.check(len(warned(p)) == 1, f'{label}: warnings {warned(p)}')
+
+    # An existing file and a symlink (to a file, and dangling): never written through.
+    existing = os.path.join(out, 'existing.zst')
+    with open(existing, 'w') as f:
+        f.write('keep me')
+    target = os.path.join(out, 'target')
+    with open(target, 'w') as f:
+        f.write('keep me too')
+    for label, path in (('existing file', existing), ('symlink', os.path.join(out, 'l1')),
+                        ('dangling symlink', os.path.join(out, 'l2'))):
+        if label == 'symlink':
+            os.symlink(target, path)
+        elif label == 'dangling symlink':
+            os.symlink(os.path.join(out, 'nothing'), path)
+        p, pid = ctx.run('exit_modes', args, ctx.env(out, 'preload', {'GPUWHY_OUTPUT': path}))
+        unaffected(p, label)
+    ctx.check(open(existing).read() == 'keep me', 'existing file: overwritten')
+    ctx.check(open(target).read() == 'keep me too', 'symlink target: overwritten')
+    ctx.check(not os.path.exists(os.path.join(out, 'nothing')), 'dangling symlink: followed')
+
+    # A directory that cannot be written: read-only for a non-root user; root ignores modes,
+    # so it runs as nobody through setpriv where it can.
+    ro = os.path.join(out, 'ro')
+    os.mkdir(ro, 0o555)
+    os.chmod(out, 0o755)
+    pre = None
+    if os.geteuid() == 0:
+        setpriv = shutil.which('setpriv')
+        if setpriv:
+            env = ctx.env(out, 'preload', {'GPUWHY_OUTPUT': os.path.join(ro, 't-%p.zst')})
+            p = subprocess.run([setpriv, '--reuid=65534', '--regid=65534', '--clear-groups',
+                                os.path.join(ctx.workloads, 'exit_modes')] +
+                               workload_argv(args), env=env, capture_output=True, text=True,
+                               timeout=60)
+            unaffected(p, 'unwritable directory')
+        else:
+            print('unwritable directory: running as root without setpriv, using a missing one')
+            pre = os.path.join(out, 'missing', 't-%p.zst')
+    else:
+        pre = os.path.join(ro, 't-%p.zst')
+    if pre:
+        p, pid = ctx.run('exit_modes', args, ctx.env(out, 'preload', {'GPUWHY_OUTPUT': pre}))
+        unaffected(p, 'unwritable directory')
+    ctx.check(os.listdir(ro) == [], 'unwritable directory: something was written')
+
+    # A file-size limit hit mid-run: the writer's write fails (no SIGXFSZ kills the program),
+    # the trace is cut at the limit and still decodes, and the program's output is intact.
+    limit = 64 * 1024
+    tk = ctx.spec['tiny_kernels']
+    tk_args = dict(tk['args'], iters=20000)
+    fs_out = tempfile.mkdtemp(prefix='gw-e2e-')
+    env = ctx.env(fs_out, 'preload', tk.get('env'))
+    ref, _ = ctx.run('tiny_kernels', tk_args, ctx.env(fs_out, 'none', tk.get('env')))
+    p, pid = ctx.run('tiny_kernels', tk_args, env,
+                preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    label = 'RLIMIT_FSIZE'
+    ctx.check(p.returncode == 0, f'{label}: exit status {p.returncode}')
+    ctx.check(p.stdout == ref.stdout, f'{label}: stdout changed')
+    ctx.check(any('failed' in line for line in warned(p)), f'{label}: no warning: {p.stderr}')
+    files = traces(fs_out)
+    if ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+        ctx.check(os.path.getsize(files[0]) <= limit, f'{label}: file beyond the limit')
+        rc, recs = ctx.dump(files[0])
+        ctx.check(rc == 0, f'{label}: the cut trace does not decode')
+
+    # CUPTI held by another tool (error 39), and no CUPTI at all: the trace says why.
+    for label, extra in (('CUPTI busy', {'GPUSIM_CUPTI_BUSY': '1'}),
+                         ('no CUPTI', {'GPUWHY_CUPTI_PATH': '/nonexistent/libcupti.so.13'})):
+        o = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, pid = ctx.run('exit_modes', args, ctx.env(o, 'preload', extra))
+        unaffected(p, label)
+        files = traces(o)
+        if ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            rc, recs = ctx.dump(files[0])
+            notes = [f['text'] for k, f in recs if k == 'NOTE']
+            ctx.check(rc == 0 and header_of(recs)['capture_mode'] == '0',
+                      f'{label}: header capture_mode')
+            ctx.check(len(notes) == 1, f'{label}: notes {notes}')
+            if label == 'CUPTI busy':
+                ctx.check('39' in notes[0] if notes else False, f'{label}: reason {notes}')
+            ctx.check(counts(recs)['launches'] == 0, f'{label}: events without CUPTI')
+
+
+def cmd_symbols(ctx, opts):
+    p = subprocess.run(['nm', '-D', '--defined-only', ctx.lib], capture_output=True, text=True)
+    names = sorted(line.split()[-1] for line in p.stdout.splitlines() if line.strip())
+    ctx.check(p.returncode == 0 and names == ['InitializeInjection'],
+              f'exported symbols: {names}')
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--source', required=True)
+    ap.add_argument('--mode', default='preload', choices=['preload', 'inject'])
+    ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
+                                        'degrade', 'symbols'])
+    opts = ap.parse_args()
+    ctx = Ctx(opts.build, opts.source)
+    globals()['cmd_' + opts.command](ctx, opts)
+    if ctx.failures:
+        print(f'{len(ctx.failures)} failure(s)')
+        return 1
+    print('ok')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
