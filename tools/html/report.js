@@ -219,7 +219,8 @@
 	const livePeak = Math.max(...(T.live || [0]).map((v) => num(v)), 1);
 	// The memory lane is scaled to the device's capacity (the honest picture) or, on request, to
 	// the run's peak so that a small footprint still shows its shape.
-	let memFit = false;
+	const capBytes = num((D.memory || {}).total_bytes);
+	let memFit = capBytes > 0 && livePeak < 0.05 * capBytes; // a small footprint: show its shape first
 	const memMaxOf = () => (memFit ? livePeak : Math.max(num((D.memory || {}).total_bytes), livePeak));
 	const computeIdx = bucketIndex.compute;
 	const smShare = (i) => (T.sm && computeIdx !== undefined && T.sm[computeIdx] ? num(T.sm[computeIdx][i]) : 0);
@@ -315,7 +316,9 @@
 			sv("path", { d: step((i) => T.live[i], ml.y, ml.h, memMax), fill: "none", stroke: MEM_COLOR, "stroke-width": 1.6 }, plot);
 		}
 		const cap = num((D.memory || {}).total_bytes);
-		if (cap && cap <= memMax) {
+		if (cap && cap > memMax * 1.0001) {
+			sv("text", { x: L.left + G.plotW - 4, y: ml.y + 12, "text-anchor": "end", class: "lane-note", text: "scaled to the run's peak; capacity " + fmtBytes(cap) + " is off this scale" }, svg);
+		} else if (cap) {
 			const yc = ml.y + ml.h - (cap / memMax) * ml.h;
 			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: yc, y2: yc, stroke: "#444", "stroke-dasharray": "5 4", "stroke-width": 1.2 }, svg);
 			sv("text", { x: L.left + G.plotW - 4, y: yc + 12 > ml.y + ml.h ? yc - 4 : yc + 12, "text-anchor": "end", class: "lane-note", text: "capacity " + fmtBytes(cap) }, svg);
@@ -464,7 +467,8 @@
 			scaleBtn.textContent = memFit ? "Memory: scale to capacity" : "Memory: scale to peak";
 			G = drawTimeline();
 		});
-		if (!num((D.memory || {}).total_bytes)) scaleBtn.hidden = true;
+		scaleBtn.textContent = memFit ? "Memory: scale to capacity" : "Memory: scale to peak";
+		if (!capBytes) scaleBtn.hidden = true;
 		document.getElementById("zoom-reset").addEventListener("click", () => {
 			view.v0 = 0;
 			view.v1 = total;
