@@ -117,7 +117,9 @@
 			? "memory peaked at " + fmtBytes(mem.peak_bytes) + " of " + fmtBytes(mem.total_bytes) + " (" + pct(mem.peak_fraction) + ")"
 			: "memory peaked at " + fmtBytes(mem.peak_bytes) + " (device capacity unknown)";
 		let headline;
-		if (q.memory === "high" && q.compute === "high")
+		if (!num(D.duration_ns))
+			headline = "No GPU operation was recorded: nothing to attribute.";
+		else if (q.memory === "high" && q.compute === "high")
 			headline = "Healthy: memory is well used and the SMs did useful work " + pct(compute) + " of the time.";
 		else if (q.memory === "high")
 			headline = "Memory is full but compute is idle: useful work on only " + pct(compute) + " of SM-time.";
