@@ -2,6 +2,7 @@
 /* Recommendations: the quadrant first, then each cause by size, with this run's numbers. */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,11 +50,23 @@ static double batch_room(const struct gw_analysis *res)
 	return floor(0.8 / res->memory.peak_fraction * 2) / 2;
 }
 
+/* "about 2.5x" or "over 16x": a factor past 16 says only that memory is nearly unused. */
+static const char *room_text(const struct gw_analysis *res, char *buf, size_t len)
+{
+	double room = batch_room(res);
+
+	if (room > 16)
+		snprintf(buf, len, "over 16x");
+	else
+		snprintf(buf, len, "about %.1fx", room);
+	return buf;
+}
+
 static char *quadrant_text(const struct gw_analysis *res)
 {
 	const struct gw_memory *m = &res->memory;
 	double c = res->breakdown[GW_BUCKET_COMPUTE] * 100, p = m->peak_fraction * 100;
-	double room = batch_room(res);
+	char room[32];
 
 	if (!m->total_bytes)
 		return gw_strdupf("Compute is %.0f%% of SM-time; device memory size unknown, so "
@@ -80,16 +93,16 @@ static char *quadrant_text(const struct gw_analysis *res)
 	if (res->compute_high)
 		return gw_strdupf(
 			"Compute-dense (%.0f%% of SM-time) with memory at %.0f%% of %.0f GiB: a "
-			"batch about %.1fx larger fits. Trade-off: a larger batch changes "
+			"batch %s larger fits. Trade-off: a larger batch changes "
 			"convergence (retune the learning rate); check the validation loss and "
 			"samples per second after the change.",
-			c, p, gib(m->total_bytes), room);
+			c, p, gib(m->total_bytes), room_text(res, room, sizeof(room)));
 	return gw_strdupf("Memory peaked at %.0f%% of %.0f GiB and compute is %.0f%%: the GPU is "
 			  "waiting for work. Fix the data pipeline and parallelism first, then "
-			  "use the room: a batch about %.1fx larger fits (trade-off: convergence "
+			  "use the room: a batch %s larger fits (trade-off: convergence "
 			  "changes, retune the learning rate). Check compute and samples per "
 			  "second after each change.",
-			  p, gib(m->total_bytes), c, room);
+			  p, gib(m->total_bytes), c, room_text(res, room, sizeof(room)));
 }
 
 static char *bucket_text(struct gw_analyzer *a, int b)
@@ -100,6 +113,7 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 	const struct gw_tiny_kernel *tk = res->n_tiny_kernels ? &res->tiny_kernels[0] : NULL;
 	const struct gw_fusion_candidate *fc = res->n_fusion ? &res->fusion[0] : NULL;
 	double tiny_ms = (double)a->opt.tiny_ns / 1000.0;
+	char room[32];
 
 	switch (b) {
 	case GW_BUCKET_BANDWIDTH_BOUND:
@@ -125,10 +139,10 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 				"grids "
 				"cannot fill the GPU (mean fill %.0f%%). Memory peaked at %.0f%% "
 				"of "
-				"%.0f GiB, so a batch about %.1fx larger fits. Trade-off: a larger "
+				"%.0f GiB, so a batch %s larger fits. Trade-off: a larger "
 				"batch changes convergence; check the loss curve and samples/s.",
 				pct, ms, res->util.sm_busy * 100, res->memory.peak_fraction * 100,
-				gib(res->memory.total_bytes), batch_room(res));
+				gib(res->memory.total_bytes), room_text(res, room, sizeof(room)));
 		return gw_strdupf(
 			"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
 			"grids cannot fill the GPU (mean fill %.0f%%): give each launch more "

@@ -172,6 +172,19 @@ struct gw_utilization {
 	double memory_bandwidth; /* measured counters only; < 0: not measured (JSON null) */
 };
 
+/* Kernels by name (all classes): what ran, how full, and where it was launched. */
+struct gw_kernel_stat {
+	char *name; /* demangled */
+	enum gw_bucket cls;
+	bool classified; /* false: no name rule matched, compute by default */
+	uint64_t count;
+	uint64_t total_ns;
+	double mean_fill;      /* time-weighted SM fill */
+	uint64_t chain_count;  /* runs inside a detected dependency chain */
+	double unfilled_sm_ns; /* (1 - fill) x time x SMs, ignoring concurrency */
+	struct gw_site site;   /* a launch site (first launch with a stack) */
+};
+
 /* One device of one trace. */
 struct gw_device_result {
 	unsigned trace;
@@ -257,6 +270,9 @@ struct gw_analysis {
 
 	size_t events_held; /* compact events held at the peak, for the memory-per-event figure */
 	size_t bytes_held;
+
+	struct gw_kernel_stat *kernels; /* by total_ns, largest first; at most 5 x top_n */
+	unsigned n_kernels;
 };
 
 /*

@@ -49,6 +49,11 @@ struct gw_stack {
 	uint32_t depth;
 };
 
+struct gw_string_ent {
+	char *text;
+	uint8_t cls; /* kernel class + 1 (0x80: a rule matched); 0 not yet classified */
+};
+
 struct gw_module_rec {
 	char *path;
 	uint64_t base, start, size;
@@ -56,16 +61,16 @@ struct gw_module_rec {
 
 struct gw_trace_st {
 	struct gw_trace_info info;
-	struct gw_vec strings; /* char *, indexed by id */
-	struct gw_vec stacks;  /* struct gw_stack, indexed by id */
-	struct gw_vec modules; /* struct gw_module_rec */
+	struct gw_vec strings;	   /* struct gw_string_ent */
+	struct gw_hmap string_map; /* (0, id) -> index + 1 */
+	struct gw_vec stacks;	   /* struct gw_stack */
+	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
+	struct gw_vec modules;	   /* struct gw_module_rec */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
 	uint64_t max_launch_ns; /* longest launch call: bounds the in-call search */
 	struct gw_symbolizer *sym;
 	bool sym_tried;
-	uint8_t *name_cls; /* per string id: class + 1, 0 unknown */
-	size_t name_cls_len;
 };
 
 struct gw_dev_st {
@@ -98,6 +103,14 @@ struct gw_fusion_acc {
 	uint64_t occurrences, kernel_ns, saved_ns;
 };
 
+struct gw_kernel_acc {
+	uint16_t trace;
+	uint32_t name_id, stack_id;
+	uint8_t cls;
+	uint64_t count, total_ns, chain_count;
+	double fill_ns, unfilled_sm_ns;
+};
+
 struct gw_alloc_acc {
 	uint16_t trace;
 	uint8_t kind;
@@ -122,6 +135,8 @@ struct gw_analyzer {
 	struct gw_hmap tiny_map;
 	struct gw_vec fusion; /* struct gw_fusion_acc */
 	struct gw_hmap fusion_map;
+	struct gw_vec kstats; /* struct gw_kernel_acc */
+	struct gw_hmap kstat_map;
 	struct gw_vec allocs; /* struct gw_alloc_acc */
 	struct gw_hmap alloc_map;
 	struct gw_vec gaps; /* struct gw_gap */

@@ -7,8 +7,6 @@
 
 #include "analyzer-internal.h"
 
-#define GW_MAX_DENSE_ID (1u << 24) /* string / stack ids beyond this are ignored */
-
 void gw_analysis_options_init(struct gw_analysis_options *opt)
 {
 	memset(opt, 0, sizeof(*opt));
@@ -145,31 +143,48 @@ static int add_device(struct gw_analyzer *a, unsigned trace, const struct gw_rec
 	return 0;
 }
 
+/* The table slot for an id, created on first sight (ids are arbitrary u64, not dense). */
+static void *id_slot(struct gw_hmap *map, struct gw_vec *vec, size_t elem, uint64_t id)
+{
+	bool fresh;
+	uint64_t *v = gw_hmap_get(map, 0, id, &fresh);
+
+	if (!v)
+		return NULL;
+	if (fresh) {
+		if (!gw_vec_push(vec, elem)) {
+			gw_hmap_del(map, 0, id);
+			return NULL;
+		}
+		*v = vec->len;
+	}
+	return (char *)vec->data + (*v - 1) * elem;
+}
+
 static int add_string(struct gw_trace_st *t, const struct gw_rec_string *r)
 {
-	char **slot;
+	struct gw_string_ent *e;
 
-	if (!r->id || r->id >= GW_MAX_DENSE_ID)
+	if (!r->id)
 		return 0;
-	while (t->strings.len <= r->id)
-		if (!gw_vec_push(&t->strings, sizeof(char *)))
-			return -ENOMEM;
-	slot = &((char **)t->strings.data)[r->id];
-	free(*slot);
-	*slot = bytes_dup(r->text);
-	return *slot ? 0 : -ENOMEM;
+	e = id_slot(&t->string_map, &t->strings, sizeof(*e), r->id);
+	if (!e)
+		return -ENOMEM;
+	free(e->text);
+	e->cls = 0;
+	e->text = bytes_dup(r->text);
+	return e->text ? 0 : -ENOMEM;
 }
 
 static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
 {
 	struct gw_stack *s;
 
-	if (!r->id || r->id >= GW_MAX_DENSE_ID)
+	if (!r->id)
 		return 0;
-	while (t->stacks.len <= r->id)
-		if (!gw_vec_push(&t->stacks, sizeof(struct gw_stack)))
-			return -ENOMEM;
-	s = &((struct gw_stack *)t->stacks.data)[r->id];
+	s = id_slot(&t->stack_map, &t->stacks, sizeof(*s), r->id);
+	if (!s)
+		return -ENOMEM;
 	free(s->ips);
 	s->depth = 0;
 	s->ips = malloc((r->ips.depth ? r->ips.depth : 1) * sizeof(uint64_t));
@@ -409,13 +424,20 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	return r;
 }
 
+static struct gw_string_ent *string_ent(const struct gw_trace_st *t, uint64_t id)
+{
+	uint64_t *v = gw_hmap_find(&t->string_map, 0, id);
+
+	return v ? &((struct gw_string_ent *)t->strings.data)[*v - 1] : NULL;
+}
+
 const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id)
 {
 	struct gw_trace_st *t = gw_an_trace(a, trace);
 
-	if (!t || !id || id >= t->strings.len)
-		return NULL;
-	return ((char **)t->strings.data)[id];
+	const struct gw_string_ent *e = t ? string_ent(t, id) : NULL;
+
+	return e ? e->text : NULL;
 }
 
 int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site)
@@ -429,8 +451,12 @@ int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct 
 	site->stack_id = stack_id;
 	if (!t)
 		return -EINVAL;
-	if (stack_id && stack_id < t->stacks.len)
-		s = &((struct gw_stack *)t->stacks.data)[stack_id];
+	if (stack_id) {
+		uint64_t *v = gw_hmap_find(&t->stack_map, 0, stack_id);
+
+		if (v)
+			s = &((struct gw_stack *)t->stacks.data)[*v - 1];
+	}
 	if (!s || !s->ips) {
 		site->text = strdup("(no stack)");
 		return site->text ? 0 : -ENOMEM;
@@ -511,22 +537,21 @@ static uint32_t find_api(const struct gw_analyzer *a, uint16_t trace, uint64_t c
 static uint8_t name_class(struct gw_analyzer *a, unsigned trace, uint32_t id, bool *classified)
 {
 	struct gw_trace_st *t = gw_an_trace(a, trace);
-	const char *name;
+	struct gw_string_ent *e = string_ent(t, id);
 	char *d;
 	uint8_t c;
 	bool ok;
 
-	if (id < t->name_cls_len && t->name_cls[id]) {
-		*classified = t->name_cls[id] & 0x80;
-		return (uint8_t)((t->name_cls[id] & 0x7f) - 1);
+	if (e && e->cls) {
+		*classified = e->cls & 0x80;
+		return (uint8_t)((e->cls & 0x7f) - 1);
 	}
-	name = gw_an_string(a, trace, id);
-	d = gw_demangle(name ? name : "");
-	c = (uint8_t)gw_kernel_class(d ? d : name, &ok);
+	d = gw_demangle(e && e->text ? e->text : "");
+	c = (uint8_t)gw_kernel_class(d ? d : (e ? e->text : ""), &ok);
 	free(d);
 	*classified = ok;
-	if (id < t->name_cls_len)
-		t->name_cls[id] = (uint8_t)((c + 1) | (ok ? 0x80 : 0));
+	if (e)
+		e->cls = (uint8_t)((c + 1) | (ok ? 0x80 : 0));
 	return c;
 }
 
@@ -536,6 +561,10 @@ static int join_and_sort(struct gw_analyzer *a)
 	struct gw_api *apis;
 	struct gw_dev_st *devs = a->devs.data;
 	size_t hint = 0;
+	uint32_t last_name = UINT32_MAX;
+	unsigned last_trace = UINT32_MAX;
+	uint8_t last_cls = 0;
+	bool last_ok = false;
 
 	if (gw_sort(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api) < 0 ||
 	    gw_sort(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op) < 0 ||
@@ -547,14 +576,6 @@ static int join_and_sort(struct gw_analyzer *a)
 	a->op_fill = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_fill));
 	if (!a->op_api || !a->op_fill)
 		return -ENOMEM;
-	for (size_t i = 0; i < a->traces.len; i++) {
-		struct gw_trace_st *t = gw_an_trace(a, (unsigned)i);
-
-		t->name_cls_len = t->strings.len;
-		t->name_cls = calloc(t->name_cls_len ? t->name_cls_len : 1, 1);
-		if (!t->name_cls)
-			return -ENOMEM;
-	}
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
 		devs[i].r.start_ns = UINT64_MAX;
@@ -574,13 +595,17 @@ static int join_and_sort(struct gw_analyzer *a)
 		a->op_api[i] = ai;
 		a->op_fill[i] = 0;
 		if (op->kind == GW_OP_KERNEL) {
-			bool classified;
-
+			/* Loops repeat a few names: the last lookup usually answers. */
+			if (op->name_id != last_name || d->r.trace != last_trace) {
+				last_cls = name_class(a, d->r.trace, op->name_id, &last_ok);
+				last_name = op->name_id;
+				last_trace = d->r.trace;
+			}
 			a->op_fill[i] = (float)gw_kernel_fill(&d->lim, op->blocks, op->threads,
 							      op->regs, op->smem);
-			op->cls = name_class(a, d->r.trace, op->name_id, &classified);
+			op->cls = last_cls;
 			a->kernel_ns += op->end_ns - op->start_ns;
-			if (!classified)
+			if (!last_ok)
 				a->unclassified_ns += op->end_ns - op->start_ns;
 		} else if (op->kind == GW_OP_MEMCPY && (op->flags & GW_OPF_PAGEABLE) &&
 			   ai != UINT32_MAX && apis[ai].sync_kind == GW_SYNC_NONE) {
@@ -726,8 +751,10 @@ static int account_memory(struct gw_analyzer *a)
 			sxx += x * x;
 			sxy += x * y;
 			cnt += 1;
-			if (res->n_bins && e->time_ns >= res->start_ns) {
-				uint64_t b = (e->time_ns - res->start_ns) / res->bin_ns;
+			if (res->n_bins) {
+				uint64_t b = e->time_ns > res->start_ns
+						     ? (e->time_ns - res->start_ns) / res->bin_ns
+						     : 0;
 
 				if (b < res->n_bins && cur > res->bins[b].live_bytes_max)
 					res->bins[b].live_bytes_max = cur;
@@ -817,6 +844,13 @@ static int cmp_fusion_acc(const void *x, const void *y)
 	return p->saved_ns > q->saved_ns ? -1 : p->saved_ns < q->saved_ns;
 }
 
+static int cmp_kernel_acc(const void *x, const void *y)
+{
+	const struct gw_kernel_acc *p = x, *q = y;
+
+	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
+}
+
 static char *kernel_name(struct gw_analyzer *a, unsigned trace, uint32_t id)
 {
 	const char *n = gw_an_string(a, trace, id);
@@ -855,6 +889,28 @@ static int build_sites(struct gw_analyzer *a)
 		o->exposed_sm_ns = s->exposed_sm_ns;
 		o->exposed_ns = s->exposed_ns;
 		o->host_work_after_ns = s->host_work_after_ns;
+	}
+
+	gw_sort(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc);
+	res->n_kernels = (unsigned)(a->kstats.len < 5 * top ? a->kstats.len : 5 * top);
+	res->kernels = calloc(res->n_kernels + 1u, sizeof(*res->kernels));
+	if (!res->kernels)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_kernels; i++) {
+		const struct gw_kernel_acc *s = &((struct gw_kernel_acc *)a->kstats.data)[i];
+		struct gw_kernel_stat *o = &res->kernels[i];
+
+		if ((r = gw_an_site(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		if (!(o->name = kernel_name(a, s->trace, s->name_id)))
+			return -ENOMEM;
+		o->cls = (enum gw_bucket)s->cls;
+		gw_kernel_class(o->name, &o->classified);
+		o->count = s->count;
+		o->total_ns = s->total_ns;
+		o->mean_fill = s->total_ns ? s->fill_ns / (double)s->total_ns : 0;
+		o->chain_count = s->chain_count;
+		o->unfilled_sm_ns = s->unfilled_sm_ns;
 	}
 
 	res->n_tiny_kernels = (unsigned)(a->tiny.len < top ? a->tiny.len : top);
@@ -1106,22 +1162,23 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		return;
 	for (size_t i = 0; i < a->traces.len; i++) {
 		struct gw_trace_st *t = gw_an_trace(a, (unsigned)i);
-		char **strs = t->strings.data;
+		struct gw_string_ent *strs = t->strings.data;
 		struct gw_stack *st = t->stacks.data;
 		struct gw_module_rec *m = t->modules.data;
 
 		for (size_t k = 0; k < t->strings.len; k++)
-			free(strs[k]);
+			free(strs[k].text);
 		for (size_t k = 0; k < t->stacks.len; k++)
 			free(st[k].ips);
 		for (size_t k = 0; k < t->modules.len; k++)
 			free(m[k].path);
 		gw_vec_free(&t->strings);
 		gw_vec_free(&t->stacks);
+		gw_hmap_free(&t->string_map);
+		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);
 		free(t->info.path);
 		free(t->info.command);
-		free(t->name_cls);
 		gw_symbolizer_free(t->sym);
 	}
 	for (size_t i = 0; i < a->devs.len; i++)
@@ -1141,6 +1198,8 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->fusion);
 	gw_hmap_free(&a->fusion_map);
 	gw_vec_free(&a->allocs);
+	gw_vec_free(&a->kstats);
+	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);
 	gw_vec_free(&a->gaps);
 	gw_analysis_free(a->res);
@@ -1169,6 +1228,11 @@ void gw_analysis_free(struct gw_analysis *res)
 		free(res->tiny_kernels[i].name);
 	}
 	free(res->tiny_kernels);
+	for (unsigned i = 0; i < res->n_kernels; i++) {
+		gw_site_clear(&res->kernels[i].site);
+		free(res->kernels[i].name);
+	}
+	free(res->kernels);
 	for (unsigned i = 0; i < res->n_alloc_sites; i++)
 		gw_site_clear(&res->alloc_sites[i].site);
 	free(res->alloc_sites);

@@ -209,6 +209,52 @@ static int fusion_run(struct gw_analyzer *a, unsigned trace, const struct gw_op 
 	return 0;
 }
 
+/* Per-name kernel statistics (after chain detection). */
+static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct gw_op *ops,
+			size_t n)
+{
+	const float *fill = a->op_fill + d->op_begin;
+	const uint32_t *op_api = a->op_api + d->op_begin;
+	unsigned trace = d->r.trace;
+	uint32_t last_name = UINT32_MAX;
+	struct gw_kernel_acc *k = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct gw_op *o = &ops[i];
+		double dur = (double)(o->end_ns - o->start_ns);
+
+		if (o->kind != GW_OP_KERNEL)
+			continue;
+		if (o->name_id != last_name) {
+			bool fresh;
+			uint64_t *v = gw_hmap_get(&a->kstat_map, trace, o->name_id, &fresh);
+
+			if (!v)
+				return -ENOMEM;
+			if (fresh) {
+				k = gw_vec_push(&a->kstats, sizeof(*k));
+				if (!k)
+					return -ENOMEM;
+				k->trace = (uint16_t)trace;
+				k->name_id = o->name_id;
+				k->cls = o->cls;
+				*v = a->kstats.len;
+			}
+			k = &((struct gw_kernel_acc *)a->kstats.data)[*v - 1];
+			last_name = o->name_id;
+		}
+		if (!k->stack_id && op_api[i] != UINT32_MAX)
+			k->stack_id = ((struct gw_api *)a->apis.data)[op_api[i]].stack_id;
+		k->count++;
+		k->total_ns += o->end_ns - o->start_ns;
+		k->fill_ns += dur * fill[i];
+		k->unfilled_sm_ns += dur * (1 - fill[i]) * (double)d->lim.sm_count;
+		if (o->flags & GW_OPF_CHAIN)
+			k->chain_count++;
+	}
+	return 0;
+}
+
 /* Per-stream passes over one device's kernels: chains and fusion candidates. */
 static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
 			 uint32_t *idx)
@@ -603,6 +649,7 @@ int gw_attribute(struct gw_analyzer *a)
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
 		mark_overlaps(ops + dv->op_begin, n, &h);
 		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx)) < 0 ||
+		    (r = kernel_stats(a, dv, ops + dv->op_begin, n)) < 0 ||
 		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;
 	}

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Offline symbolization of recorded stacks from the trace's module map (elfutils libdwfl). */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,9 +104,66 @@ static const struct gw_sym_module *module_of(const struct gw_symbolizer *s, uint
 	return NULL;
 }
 
+/* nvcc's and the toolkit's own headers: code there is the CUDA API's, not the user's. */
+static bool cuda_header(const char *file)
+{
+	static const char *const names[] = {"cuda_runtime.h", "cuda_runtime_api.h",
+					    "device_functions.h", "host_runtime.h",
+					    "cuda_device_runtime_api.h"};
+	const char *b = base_name(file);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(b, names[i]) == 0)
+			return true;
+	return strstr(file, "/cuda") && strstr(file, "/include/");
+}
+
+/* When pc is in code inlined from a CUDA header (cudaMalloc<T> templates), the line that
+ * matters is where the user's code called it: the innermost inline call site outside them. */
+static void inline_call_site(Dwfl_Module *dm, uint64_t pc, bool any, const char **file, int *line)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(dm, pc, &bias), *scopes = NULL;
+	Dwarf_Files *files;
+	size_t nfiles;
+	int n;
+
+	if (!cu || dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+		return;
+	n = dwarf_getscopes(cu, pc - bias, &scopes);
+	for (int i = 0; i < n; i++) {
+		Dwarf_Attribute at;
+		Dwarf_Word fidx, ln;
+		const char *f;
+
+		if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+			continue;
+		if (!dwarf_attr(&scopes[i], DW_AT_call_file, &at) || dwarf_formudata(&at, &fidx))
+			continue;
+		if (!dwarf_attr(&scopes[i], DW_AT_call_line, &at) || dwarf_formudata(&at, &ln))
+			continue;
+		f = dwarf_filesrc(files, fidx, NULL, NULL);
+		if (f && (any || !cuda_header(f))) {
+			*file = f;
+			*line = (int)ln;
+			break;
+		}
+	}
+	free(scopes);
+}
+
+/* The raw symbol name of a frame, or NULL. */
+static const char *frame_symbol(struct gw_symbolizer *s, uint64_t ip)
+{
+	uint64_t pc = ip ? ip - 1 : 0;
+	Dwfl_Module *dm = s && s->dwfl ? dwfl_addrmodule(s->dwfl, pc) : NULL;
+
+	return dm ? dwfl_module_addrname(dm, pc) : NULL;
+}
+
 /* One frame as text; fills the structured fields when want_fields. */
 static char *frame_text(struct gw_symbolizer *s, uint64_t ip, const struct gw_sym_module *m,
-			struct gw_site *site)
+			bool after_stub, struct gw_site *site)
 {
 	/* Return addresses point after the call; ip - 1 is inside it. */
 	uint64_t pc = ip ? ip - 1 : 0;
@@ -119,6 +178,8 @@ static char *frame_text(struct gw_symbolizer *s, uint64_t ip, const struct gw_sy
 
 		if (l)
 			file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+		if (file && (after_stub || cuda_header(file)))
+			inline_call_site(dm, pc, after_stub, &file, &line);
 	}
 	if (fn)
 		dfn = gw_demangle(fn);
@@ -146,6 +207,7 @@ int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned dep
 		      struct gw_site *site)
 {
 	unsigned first = depth, n = 0;
+	bool after_stub = false;
 
 	if (s && s->dwfl && !s->reported) {
 		dwfl_report_end(s->dwfl, NULL, NULL);
@@ -153,11 +215,25 @@ int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned dep
 	}
 	for (unsigned i = 0; i < depth; i++) {
 		const struct gw_sym_module *m = module_of(s, ips[i]);
+		const char *fn;
 
-		if (!m || !m->skip) {
-			first = i;
-			break;
+		if (m && m->skip)
+			continue;
+		/* nvcc's launch stub, and the kernel's host wrapper that calls it, are generated
+		 * code: the user's launch is the frame below them. */
+		fn = frame_symbol(s, ips[i]);
+		if (fn && strstr(fn, "__device_stub_")) {
+			const char *wrapper = i + 1 < depth ? frame_symbol(s, ips[i + 1]) : NULL;
+
+			if (wrapper && wrapper[0] == '_' && strstr(fn, wrapper))
+				i++;
+			/* The kernel's wrapper is usually inlined into the caller: the frame's
+			 * line is the __global__ declaration, its inline call site the launch. */
+			after_stub = true;
+			continue;
 		}
+		first = i;
+		break;
 	}
 	if (first == depth) {
 		site->text = strdup(depth ? "(inside the CUDA libraries)" : "(no stack)");
@@ -171,7 +247,8 @@ int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned dep
 	for (unsigned i = 0; i < n; i++) {
 		const struct gw_sym_module *m = module_of(s, ips[first + i]);
 
-		site->frames[i] = frame_text(s, ips[first + i], m, i == 0 ? site : NULL);
+		site->frames[i] = frame_text(s, ips[first + i], m, i == 0 && after_stub,
+					     i == 0 ? site : NULL);
 		if (!site->frames[i])
 			return -ENOMEM;
 		site->n_frames = i + 1;

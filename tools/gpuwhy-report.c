@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /* gpuwhy-report: reads gpuwhy traces; parses options, then dispatches to one mode. */
+#include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "analysis.h"
 #include "dump.h"
+#include "report-html.h"
+#include "report-json.h"
+#include "report-perfetto.h"
+#include "report-text.h"
 #include "trace-reader.h"
 
 enum gw_report_mode {
@@ -16,6 +26,11 @@ struct gw_report_args {
 	enum gw_report_mode mode;
 	char **traces;
 	int ntraces;
+	const char *html;     /* --html FILE */
+	const char *perfetto; /* --perfetto FILE */
+	bool json;	      /* --json: JSON instead of text on stdout */
+	uint64_t tiny_ns;     /* --tiny-us */
+	uint64_t starve_ns;   /* --starve-us */
 };
 
 /* Exit codes (DESIGN.md): 0 ok, 1 an input is not a readable trace, 2 usage. */
@@ -27,10 +42,20 @@ enum {
 
 enum {
 	GW_OPT_DUMP = 0x100,
+	GW_OPT_HTML,
+	GW_OPT_PERFETTO,
+	GW_OPT_JSON,
+	GW_OPT_TINY_US,
+	GW_OPT_STARVE_US,
 };
 
 static const struct option long_options[] = {
 	{"dump", no_argument, NULL, GW_OPT_DUMP},
+	{"html", required_argument, NULL, GW_OPT_HTML},
+	{"perfetto", required_argument, NULL, GW_OPT_PERFETTO},
+	{"json", no_argument, NULL, GW_OPT_JSON},
+	{"tiny-us", required_argument, NULL, GW_OPT_TINY_US},
+	{"starve-us", required_argument, NULL, GW_OPT_STARVE_US},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -40,7 +65,13 @@ static void usage(FILE *out)
 	fputs("usage: gpuwhy-report [OPTIONS] TRACE...\n"
 	      "       gpuwhy-report --dump TRACE...\n"
 	      "\n"
-	      "  --dump    print every record of the trace as one line of text\n"
+	      "  --json           the report as JSON (schema gpuwhy-report/1) on stdout\n"
+	      "  --tiny-us N      a kernel shorter than N us is tiny (10)\n"
+	      "  --starve-us N    a starved gap up to N us is launch overhead, longer is host\n"
+	      "                   work (100)\n"
+	      "  --html FILE      also write a self-contained HTML page (charts, sites)\n"
+	      "  --perfetto FILE  also write Chrome trace-event JSON (ui.perfetto.dev)\n"
+	      "  --dump           print every record of the trace as one line of text\n"
 	      "  -h, --help\n",
 	      out);
 }
@@ -55,6 +86,31 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 		case GW_OPT_DUMP:
 			ret->mode = GW_MODE_DUMP;
 			break;
+		case GW_OPT_HTML:
+			ret->html = optarg;
+			break;
+		case GW_OPT_PERFETTO:
+			ret->perfetto = optarg;
+			break;
+		case GW_OPT_JSON:
+			ret->json = true;
+			break;
+		case GW_OPT_TINY_US:
+		case GW_OPT_STARVE_US: {
+			char *end;
+			unsigned long long us;
+
+			errno = 0;
+			us = strtoull(optarg, &end, 10);
+			if (errno || end == optarg || *end || optarg[0] == '-' ||
+			    us > UINT64_MAX / 1000) {
+				fprintf(stderr, "gpuwhy-report: %s: not a number of microseconds\n",
+					optarg);
+				return -1;
+			}
+			*(c == GW_OPT_TINY_US ? &ret->tiny_ns : &ret->starve_ns) = us * 1000;
+			break;
+		}
 		case 'h':
 			usage(stdout);
 			exit(GW_EXIT_OK);
@@ -88,16 +144,73 @@ static int run_dump(const struct gw_report_args *args)
 	return GW_EXIT_OK;
 }
 
+/* --html and --perfetto, after the analysis. Returns an exit code. */
+static int write_exports(const struct gw_report_args *args, const struct gw_analysis *a,
+			 const struct gw_analysis_options *opt)
+{
+	int err;
+
+	if (args->html) {
+		err = gw_report_html(a, opt, args->html);
+		if (err < 0) {
+			fprintf(stderr, "gpuwhy-report: %s: %s\n", args->html, strerror(-err));
+			return GW_EXIT_UNREADABLE;
+		}
+	}
+	if (args->perfetto) {
+		err = gw_report_perfetto(a, (const char *const *)args->traces, args->ntraces,
+					 args->perfetto);
+		if (err < 0) {
+			fprintf(stderr, "gpuwhy-report: %s: %s\n", args->perfetto,
+				err == -EBADMSG || err == -EPROTONOSUPPORT ? gw_reader_strerror(err)
+									   : strerror(-err));
+			return GW_EXIT_UNREADABLE;
+		}
+	}
+	return GW_EXIT_OK;
+}
+
 static int run_report(const struct gw_report_args *args)
 {
-	(void)args;
-	fputs("gpuwhy-report: this build has no report yet; use --dump\n", stderr);
-	return GW_EXIT_USAGE;
+	struct gw_analysis_options opt;
+	struct gw_analysis *a = NULL;
+	int failed = -1, err, code;
+
+	gw_analysis_options_init(&opt);
+	if (args->tiny_ns != UINT64_MAX)
+		opt.tiny_ns = args->tiny_ns;
+	if (args->starve_ns != UINT64_MAX)
+		opt.starve_ns = args->starve_ns;
+	if (args->html)
+		gw_report_html_options(&opt);
+	if (args->perfetto)
+		gw_report_perfetto_options(&opt);
+	err = gw_analyze_files((const char *const *)args->traces, args->ntraces, &opt, &a, &failed);
+	if (err < 0) {
+		fprintf(stderr, "gpuwhy-report: %s: %s\n",
+			failed >= 0 ? args->traces[failed] : "analysis", gw_reader_strerror(err));
+		return GW_EXIT_UNREADABLE;
+	}
+	code = write_exports(args, a, &opt);
+	if (code == GW_EXIT_OK) {
+		const char *nc = getenv("NO_COLOR");
+		bool color = isatty(STDOUT_FILENO) && !(nc && nc[0]);
+
+		err = args->json ? gw_report_json(a, &opt, stdout)
+				 : gw_report_text(a, &opt, stdout, color);
+		if (fflush(stdout) != 0 || err < 0) {
+			fprintf(stderr, "gpuwhy-report: writing the report: %s\n", strerror(EIO));
+			code = GW_EXIT_UNREADABLE;
+		}
+	}
+	gw_analysis_free(a);
+	return code;
 }
 
 int main(int argc, char **argv)
 {
-	struct gw_report_args args = {.mode = GW_MODE_REPORT};
+	struct gw_report_args args = {
+		.mode = GW_MODE_REPORT, .tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX};
 
 	if (parse_args(argc, argv, &args) < 0) {
 		usage(stderr);

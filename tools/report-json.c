@@ -1,0 +1,364 @@
+/* SPDX-License-Identifier: MIT */
+/* `gpuwhy-report --json`: the analysis as a gpuwhy-report/1 JSON document. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "report-json.h"
+
+static void jstr(FILE *f, const char *s)
+{
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else if (*p < 0x80)
+				fputc(*p, f);
+			else {
+				/* Pass valid UTF-8 through, replace anything else: output must parse. */
+				int n = (*p & 0xe0) == 0xc0   ? 1
+					: (*p & 0xf0) == 0xe0 ? 2
+					: (*p & 0xf8) == 0xf0 ? 3
+							      : -1;
+				int k;
+
+				for (k = 1; n > 0 && k <= n && (p[k] & 0xc0) == 0x80; k++)
+					;
+				if (n > 0 && k == n + 1) {
+					fwrite(p, 1, (size_t)n + 1, f);
+					p += n;
+				} else {
+					fputs("\\ufffd", f);
+				}
+			}
+		}
+	}
+	fputc('"', f);
+}
+
+static void jnum(FILE *f, double v)
+{
+	if (!isfinite(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.12g", v);
+}
+
+static void jkey(FILE *f, const char *k)
+{
+	fprintf(f, "\"%s\":", k);
+}
+
+static const char *sync_kind_name(int k)
+{
+	switch (k) {
+	case GW_SYNC_EXPLICIT:
+		return "explicit";
+	case GW_SYNC_COPY:
+		return "copy";
+	case GW_SYNC_IMPLICIT:
+		return "implicit";
+	default:
+		return "none";
+	}
+}
+
+static const char *mem_kind_name(int k)
+{
+	switch (k) {
+	case GW_MEM_DEVICE:
+		return "device";
+	case GW_MEM_ASYNC:
+		return "async";
+	case GW_MEM_MANAGED:
+		return "managed";
+	case GW_MEM_HOST_PINNED:
+		return "pinned";
+	case GW_MEM_VMM:
+		return "vmm";
+	default:
+		return "unknown";
+	}
+}
+
+static void breakdown(FILE *f, const double *bd)
+{
+	fputc('{', f);
+	for (int b = 0; b < GW_BUCKET_COUNT; b++) {
+		if (b)
+			fputc(',', f);
+		jkey(f, gw_buckets[b].key);
+		jnum(f, bd[b]);
+	}
+	fputc('}', f);
+}
+
+static void counts(FILE *f, const struct gw_counts *c)
+{
+	fprintf(f,
+		"{\"kernels\":%" PRIu64 ",\"tiny_kernels\":%" PRIu64 ",\"launches\":%" PRIu64
+		",\"host_syncs\":%" PRIu64 ",\"memcpy\":%" PRIu64 ",\"memset\":%" PRIu64
+		",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 "}",
+		c->kernels, c->tiny_kernels, c->launches, c->host_syncs, c->memcpy, c->memset,
+		c->allocations, c->frees);
+}
+
+/* The site's fields, inside an object already opened (leading comma included). */
+static void site(FILE *f, const struct gw_site *s)
+{
+	fputs(",\"site\":", f);
+	jstr(f, s->text);
+	fputs(",\"function\":", f);
+	jstr(f, s->function);
+	fputs(",\"file\":", f);
+	jstr(f, s->file);
+	fprintf(f, ",\"line\":%u,\"module\":", s->line);
+	jstr(f, s->module);
+	fprintf(f, ",\"offset\":%" PRIu64 ",\"trace_index\":%u,\"frames\":[", s->offset, s->trace);
+	for (unsigned i = 0; i < s->n_frames; i++) {
+		if (i)
+			fputc(',', f);
+		jstr(f, s->frames[i]);
+	}
+	fputc(']', f);
+}
+
+int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *f)
+{
+	const struct gw_trace_info *t0 = res->n_traces ? &res->traces[0] : NULL;
+	uint64_t records = 0, dropped = 0;
+	bool truncated = false, clean = res->n_traces > 0;
+	double budget = res->budget_sm_ns > 0 ? res->budget_sm_ns : 1;
+
+	for (unsigned i = 0; i < res->n_traces; i++) {
+		records += res->traces[i].records;
+		dropped += res->traces[i].dropped_records;
+		truncated |= res->traces[i].truncated;
+		clean &= res->traces[i].clean_exit;
+	}
+	fputs("{\"schema\":\"gpuwhy-report/1\",\"trace\":{", f);
+	fprintf(f, "\"pid\":%" PRIu64 ",\"command\":", t0 ? t0->pid : 0);
+	jstr(f, t0 ? t0->command : NULL);
+	fprintf(f, ",\"records\":%" PRIu64 ",\"dropped_records\":%" PRIu64, records, dropped);
+	fprintf(f, ",\"truncated\":%s,\"clean_exit\":%s},", truncated ? "true" : "false",
+		clean ? "true" : "false");
+	fprintf(f,
+		"\"window\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64
+		",\"duration_ns\":%" PRIu64 "},",
+		res->start_ns, res->end_ns, res->end_ns - res->start_ns);
+
+	fputs("\"devices\":[", f);
+	for (unsigned i = 0; i < res->n_devices; i++) {
+		const struct gw_device_result *d = &res->devices[i];
+
+		fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", i ? "," : "", d->id);
+		jstr(f, d->name ? d->name : "(no device record)");
+		fprintf(f,
+			",\"sm_count\":%" PRIu64 ",\"memory_total_bytes\":%" PRIu64
+			",\"trace_index\":%u,\"described\":%s,\"peak_bytes\":%" PRIu64 "}",
+			d->sm_count, d->memory_total_bytes, d->trace,
+			d->described ? "true" : "false", d->peak_bytes);
+	}
+	fputs("],\"breakdown\":", f);
+	breakdown(f, res->breakdown);
+	fputs(",\"dominant_cause\":", f);
+	jstr(f, gw_buckets[res->dominant].key);
+	fputs(",\"top_idle_cause\":", f);
+	jstr(f, gw_buckets[res->top_idle].key);
+	fputs(",\"counts\":", f);
+	counts(f, &res->counts);
+	fprintf(f,
+		",\"memory\":{\"peak_bytes\":%" PRIu64 ",\"final_bytes\":%" PRIu64
+		",\"growth_bytes_per_s\":",
+		res->memory.peak_bytes, res->memory.final_bytes);
+	jnum(f, res->memory.growth_bytes_per_s);
+	fprintf(f, ",\"total_bytes\":%" PRIu64 ",\"peak_fraction\":", res->memory.total_bytes);
+	jnum(f, res->memory.peak_fraction);
+	fprintf(f,
+		",\"managed_peak_bytes\":%" PRIu64 ",\"pinned_peak_bytes\":%" PRIu64
+		",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64 "}",
+		res->memory.managed_peak_bytes, res->memory.pinned_peak_bytes,
+		res->memory.never_freed, res->memory.never_freed_bytes);
+	fputs(",\"utilization\":{\"kernel_active\":", f);
+	jnum(f, res->util.kernel_active);
+	fputs(",\"sm_busy\":", f);
+	jnum(f, res->util.sm_busy);
+	fputs(",\"compute\":", f);
+	jnum(f, res->util.compute);
+	fputs(",\"memory_bandwidth\":", f);
+	if (res->util.memory_bandwidth < 0)
+		fputs("null", f);
+	else
+		jnum(f, res->util.memory_bandwidth);
+	fputs(",\"sources\":{\"kernel_active\":\"share of time with any kernel running "
+	      "(nvidia-smi GPU-Util)\",\"sm_busy\":\"mean SM fill from launch configurations "
+	      "(estimate of DCGM SM_ACTIVE)\",\"compute\":\"the compute bucket\","
+	      "\"memory_bandwidth\":\"hardware counters only; not measured\"}}",
+	      f);
+	fprintf(f, ",\"quadrant\":{\"memory\":\"%s\",\"compute\":\"%s\"}",
+		res->memory_high ? "high" : "low", res->compute_high ? "high" : "low");
+	fputs(",\"launch_overhead_split\":{\"queued\":", f);
+	jnum(f, res->launch_queued_sm_ns / budget);
+	fputs(",\"in_launch_calls\":", f);
+	jnum(f, res->launch_in_call_sm_ns / budget);
+	fputs(",\"between_launches\":", f);
+	jnum(f, res->launch_between_sm_ns / budget);
+	fputs("},\"unclassified_kernel_share\":", f);
+	jnum(f, res->unclassified_kernel_share);
+	if (opt)
+		fprintf(f, ",\"thresholds\":{\"tiny_ns\":%" PRIu64 ",\"starve_ns\":%" PRIu64 "}",
+			opt->tiny_ns, opt->starve_ns);
+
+	fputs(",\"sync_sites\":[", f);
+	for (unsigned i = 0; i < res->n_sync_sites; i++) {
+		const struct gw_sync_site *s = &res->sync_sites[i];
+
+		fprintf(f, "%s{\"api\":", i ? "," : "");
+		jstr(f, s->api);
+		fprintf(f,
+			",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"wait_ns\":%" PRIu64
+			",\"exposed_ns\":%" PRIu64 ",\"exposed_fraction\":",
+			sync_kind_name(s->kind), s->count, s->wait_ns, s->exposed_ns);
+		jnum(f, s->exposed_sm_ns / budget);
+		fprintf(f, ",\"host_work_after_ns\":%" PRIu64, s->host_work_after_ns);
+		site(f, &s->site);
+		fputc('}', f);
+	}
+	fputs("],\"tiny_kernels_top\":[", f);
+	for (unsigned i = 0; i < res->n_tiny_kernels; i++) {
+		const struct gw_tiny_kernel *k = &res->tiny_kernels[i];
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, k->name);
+		fprintf(f,
+			",\"count\":%" PRIu64 ",\"total_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64
+			",\"gap_before_ns\":%" PRIu64,
+			k->count, k->total_ns, k->count ? k->total_ns / k->count : 0,
+			k->gap_before_ns);
+		site(f, &k->site);
+		fputc('}', f);
+	}
+	fputs("],\"allocation_sites\":[", f);
+	for (unsigned i = 0; i < res->n_alloc_sites; i++) {
+		const struct gw_alloc_site *s = &res->alloc_sites[i];
+
+		fprintf(f,
+			"%s{\"kind\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
+			",\"max_bytes\":%" PRIu64 ",\"never_freed\":%" PRIu64
+			",\"never_freed_bytes\":%" PRIu64,
+			i ? "," : "", mem_kind_name(s->kind), s->count, s->bytes, s->max_bytes,
+			s->never_freed, s->never_freed_bytes);
+		site(f, &s->site);
+		fputc('}', f);
+	}
+	fputs("],\"fusion_candidates\":[", f);
+	for (unsigned i = 0; i < res->n_fusion; i++) {
+		const struct gw_fusion_candidate *c = &res->fusion[i];
+
+		fprintf(f, "%s{\"kernels\":[", i ? "," : "");
+		for (unsigned k = 0; k < c->n_kernels; k++) {
+			if (k)
+				fputc(',', f);
+			jstr(f, c->names[k]);
+		}
+		fprintf(f,
+			"],\"occurrences\":%" PRIu64 ",\"kernel_ns\":%" PRIu64
+			",\"saved_ns\":%" PRIu64,
+			c->occurrences, c->kernel_ns, c->saved_ns);
+		site(f, &c->site);
+		fputc('}', f);
+	}
+	fputs("],\"kernels_top\":[", f);
+	for (unsigned i = 0; i < res->n_kernels; i++) {
+		const struct gw_kernel_stat *k = &res->kernels[i];
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, k->name);
+		fprintf(f,
+			",\"class\":\"%s\",\"classified\":%s,\"count\":%" PRIu64
+			",\"total_ns\":%" PRIu64 ",\"mean_fill\":",
+			gw_buckets[k->cls].key, k->classified ? "true" : "false", k->count,
+			k->total_ns);
+		jnum(f, k->mean_fill);
+		fprintf(f, ",\"chain_count\":%" PRIu64, k->chain_count);
+		site(f, &k->site);
+		fputc('}', f);
+	}
+	fputs("],\"recommendations\":[", f);
+	for (unsigned i = 0; i < res->n_recs; i++) {
+		const struct gw_recommendation *r = &res->recs[i];
+
+		fprintf(f, "%s{\"bucket\":\"%s\",\"fraction\":", i ? "," : "",
+			r->bucket < GW_BUCKET_COUNT ? gw_buckets[r->bucket].key : "quadrant");
+		jnum(f, r->fraction);
+		fputs(",\"text\":", f);
+		jstr(f, r->text);
+		fputc('}', f);
+	}
+	fputs("],\"warnings\":[", f);
+	for (unsigned i = 0; i < res->n_warnings; i++) {
+		if (i)
+			fputc(',', f);
+		jstr(f, res->warnings[i]);
+	}
+	fputc(']', f);
+	if (res->n_devices > 1) {
+		fputs(",\"per_device\":[", f);
+		for (unsigned i = 0; i < res->n_devices; i++) {
+			const struct gw_device_result *d = &res->devices[i];
+
+			fprintf(f,
+				"%s{\"id\":%" PRIu64 ",\"trace_index\":%u,\"sm_count\":%" PRIu64
+				",\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 ",\"breakdown\":",
+				i ? "," : "", d->id, d->trace, d->sm_count, d->start_ns, d->end_ns);
+			breakdown(f, d->breakdown);
+			fputc('}', f);
+		}
+		fputc(']', f);
+	}
+	fputs(",\"traces\":[", f);
+	for (unsigned i = 0; i < res->n_traces; i++) {
+		const struct gw_trace_info *t = &res->traces[i];
+
+		fprintf(f, "%s{\"path\":", i ? "," : "");
+		jstr(f, t->path);
+		fprintf(f, ",\"pid\":%" PRIu64 ",\"rank\":%" PRId64 ",\"command\":", t->pid,
+			t->rank);
+		jstr(f, t->command);
+		fprintf(f,
+			",\"records\":%" PRIu64 ",\"dropped_records\":%" PRIu64
+			",\"truncated\":%s,\"clean_exit\":%s,\"start_ns\":%" PRIu64
+			",\"end_ns\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"breakdown\":",
+			t->records, t->dropped_records, t->truncated ? "true" : "false",
+			t->clean_exit ? "true" : "false", t->start_ns, t->end_ns, t->peak_bytes);
+		breakdown(f, t->breakdown);
+		fputs(",\"dominant_cause\":", f);
+		jstr(f, gw_buckets[t->dominant].key);
+		fputs(",\"top_idle_cause\":", f);
+		jstr(f, gw_buckets[t->top_idle].key);
+		fputs(",\"counts\":", f);
+		counts(f, &t->counts);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/* The default text report: a first screen to act on, then the details. */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "report-text.h"
+
+#define BAR_WIDTH 32
+
+struct style {
+	const char *bold, *dim, *red, *yellow, *green, *cyan, *reset;
+};
+
+static const struct style plain = {"", "", "", "", "", "", ""};
+static const struct style ansi = {"\033[1m",  "\033[2m",  "\033[31m", "\033[33m",
+				  "\033[32m", "\033[36m", "\033[0m"};
+
+static double ms(double ns)
+{
+	return ns / 1e6;
+}
+
+static double gib(uint64_t b)
+{
+	return (double)b / (1024.0 * 1024.0 * 1024.0);
+}
+
+/* Bytes for humans: "512 B", "3.2 MiB", "1.50 GiB". */
+static const char *human(uint64_t b, char *buf, size_t len)
+{
+	if (b < 1024)
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	else if (b < (1ull << 20))
+		snprintf(buf, len, "%.1f KiB", (double)b / 1024.0);
+	else if (b < (1ull << 30))
+		snprintf(buf, len, "%.1f MiB", (double)b / (1024.0 * 1024.0));
+	else
+		snprintf(buf, len, "%.2f GiB", gib(b));
+	return buf;
+}
+
+/* Device time of a bucket: its SM-time over the SMs of the devices that ran something. */
+static double bucket_ns(const struct gw_analysis *res, int b)
+{
+	double sms = 0;
+
+	for (unsigned d = 0; d < res->n_devices; d++)
+		if (res->devices[d].budget_sm_ns > 0)
+			sms += (double)res->devices[d].sm_count;
+	return sms > 0 ? res->sm_ns[b] / sms : 0;
+}
+
+static void bar(FILE *f, double frac, const char *color, const struct style *st)
+{
+	int n = (int)(frac * BAR_WIDTH + 0.5);
+
+	fputs(color, f);
+	for (int i = 0; i < BAR_WIDTH; i++)
+		fputs(i < n ? "\u2588" : (st == &plain ? "." : "\u2591"), f);
+	fputs(st->reset, f);
+}
+
+/* Wraps text at width, each line indented. */
+static void wrapped(FILE *f, const char *text, int indent, int width)
+{
+	const char *p = text;
+
+	while (*p) {
+		int len = (int)strlen(p), cut = len;
+
+		if (len > width) {
+			cut = width;
+			while (cut > 0 && p[cut] != ' ')
+				cut--;
+			if (cut == 0)
+				cut = width;
+		}
+		fprintf(f, "%*s%.*s\n", indent, "", cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+	}
+}
+
+static const struct gw_kernel_stat *top_kernel(const struct gw_analysis *res, int bucket)
+{
+	const struct gw_kernel_stat *best = NULL;
+
+	for (unsigned i = 0; i < res->n_kernels; i++) {
+		const struct gw_kernel_stat *k = &res->kernels[i];
+		bool match;
+
+		switch (bucket) {
+		case GW_BUCKET_SMALL_BATCH:
+			match = k->mean_fill < 0.999 && k->chain_count < k->count;
+			if (match && (!best || k->unfilled_sm_ns > best->unfilled_sm_ns))
+				best = k;
+			continue;
+		case GW_BUCKET_DEPENDENCY_CHAIN:
+			match = k->chain_count > 0;
+			break;
+		default:
+			match = (int)k->cls == bucket;
+		}
+		if (match && !best)
+			best = k; /* kernels are by total time: the first match is the largest */
+	}
+	return best;
+}
+
+/* Where a cause comes from: the call site the report can name for it. */
+static void cause_site(FILE *f, const struct gw_analysis *res, int b, const struct style *st)
+{
+	const struct gw_kernel_stat *k;
+
+	switch (b) {
+	case GW_BUCKET_HOST_SYNC:
+		if (res->n_sync_sites) {
+			const struct gw_sync_site *s = &res->sync_sites[0];
+
+			fprintf(f, "     at %s%s%s: %s x%" PRIu64 ", exposed %.2f ms of idle GPU\n",
+				st->cyan, s->site.text, st->reset, s->api, s->count,
+				ms((double)s->exposed_ns));
+		}
+		return;
+	case GW_BUCKET_LAUNCH_OVERHEAD:
+		if (res->n_tiny_kernels) {
+			const struct gw_tiny_kernel *t = &res->tiny_kernels[0];
+
+			fprintf(f, "     at %s%s%s: %s x%" PRIu64 " under the tiny threshold\n",
+				st->cyan, t->site.text, st->reset, t->name, t->count);
+		}
+		return;
+	case GW_BUCKET_HOST_WORK:
+		for (unsigned i = 0; i < res->n_sync_sites; i++)
+			if (res->sync_sites[i].host_work_after_ns) {
+				fprintf(f,
+					"     follows %s at %s%s%s (%.2f ms of host work after "
+					"it)\n",
+					res->sync_sites[i].api, st->cyan,
+					res->sync_sites[i].site.text, st->reset,
+					ms((double)res->sync_sites[i].host_work_after_ns));
+				return;
+			}
+		return;
+	case GW_BUCKET_DATA_TRANSFER:
+		return;
+	default:
+		k = top_kernel(res, b);
+		if (k)
+			fprintf(f, "     at %s%s%s: %s x%" PRIu64 ", mean fill %.0f%%\n", st->cyan,
+				k->site.text, st->reset, k->name, k->count, k->mean_fill * 100);
+	}
+}
+
+static const char *rec_for(const struct gw_analysis *res, int b)
+{
+	for (unsigned i = 0; i < res->n_recs; i++)
+		if ((int)res->recs[i].bucket == b)
+			return res->recs[i].text;
+	return gw_buckets[b].remedy;
+}
+
+static void first_screen(FILE *f, const struct gw_analysis *res, const struct style *st)
+{
+	const struct gw_trace_info *t = res->n_traces ? &res->traces[0] : NULL;
+	int order[GW_BUCKET_COUNT], shown = 0;
+	double dur = (double)(res->end_ns - res->start_ns);
+	char hb[32];
+
+	fprintf(f, "%sgpuwhy%s: %s (pid %" PRIu64 ")%s: %.3f s on %u GPU%s", st->bold, st->reset,
+		t && t->command ? t->command : "?", t ? t->pid : 0,
+		res->n_traces > 1 ? " and more" : "", dur / 1e9, res->n_devices,
+		res->n_devices == 1 ? "" : "s");
+	if (res->n_devices == 1 && res->devices[0].name)
+		fprintf(f, " (%s, %" PRIu64 " SMs)", res->devices[0].name,
+			res->devices[0].sm_count);
+	fputs("\n", f);
+	for (unsigned i = 0; i < res->n_warnings; i++)
+		fprintf(f, "%swarning:%s %s\n", st->yellow, st->reset, res->warnings[i]);
+	if (res->budget_sm_ns <= 0) {
+		fputs("\nNo GPU operation was recorded: nothing to attribute.\n", f);
+		return;
+	}
+	fprintf(f,
+		"\n%sVerdict:%s %.0f%% of SM-time computed; the largest idle cause is %s%s%s "
+		"(%.0f%%).\n",
+		st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
+		gw_buckets[res->top_idle].label, st->reset, res->breakdown[res->top_idle] * 100);
+	fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
+		res->memory_high ? st->yellow : st->green, res->memory_high ? "HIGH" : "low",
+		st->reset);
+	if (res->memory.total_bytes)
+		fprintf(f, " (peak %s of %.0f GiB, %.0f%%)",
+			human(res->memory.peak_bytes, hb, sizeof(hb)), gib(res->memory.total_bytes),
+			res->memory.peak_fraction * 100);
+	fprintf(f, ", compute %s%s%s (%.0f%%)\n", res->compute_high ? st->green : st->red,
+		res->compute_high ? "HIGH" : "low", st->reset,
+		res->breakdown[GW_BUCKET_COMPUTE] * 100);
+
+	fprintf(f, "\n%sWhere the SM-time went%s\n", st->bold, st->reset);
+	for (int b = 0; b < GW_BUCKET_COUNT; b++)
+		order[b] = b;
+	for (int i = 1; i < GW_BUCKET_COUNT; i++)
+		for (int j = i; j > 0 && res->breakdown[order[j]] > res->breakdown[order[j - 1]];
+		     j--) {
+			int x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	for (int i = 0; i < GW_BUCKET_COUNT; i++) {
+		int b = order[i];
+		char cause[8] = "";
+
+		if (res->breakdown[b] < 0.0005)
+			continue;
+		if (gw_buckets[b].cause)
+			snprintf(cause, sizeof(cause), "[%d]", gw_buckets[b].cause);
+		fprintf(f, "  %-17s %-4s ", gw_buckets[b].key, cause);
+		bar(f, res->breakdown[b], b == GW_BUCKET_COMPUTE ? st->green : st->red, st);
+		fprintf(f, " %5.1f%% %10.2f ms\n", res->breakdown[b] * 100, ms(bucket_ns(res, b)));
+	}
+
+	fprintf(f, "\n%sTop causes%s\n", st->bold, st->reset);
+	for (int i = 0; i < GW_BUCKET_COUNT && shown < 3; i++) {
+		int b = order[i];
+
+		if (b == GW_BUCKET_COMPUTE || res->breakdown[b] < 0.005)
+			continue;
+		shown++;
+		fprintf(f, "  %d. %s%s%s", shown, st->bold, gw_buckets[b].label, st->reset);
+		if (gw_buckets[b].cause)
+			fprintf(f, " (cause %d)", gw_buckets[b].cause);
+		fprintf(f, ": %.1f%%\n", res->breakdown[b] * 100);
+		cause_site(f, res, b, st);
+		wrapped(f, rec_for(res, b), 5, 88);
+	}
+	if (!shown)
+		fputs("  none above 0.5% of SM-time\n", f);
+	if (res->n_recs && res->recs[0].bucket == GW_BUCKET_COUNT) {
+		fprintf(f, "\n%sAdvice%s\n", st->bold, st->reset);
+		wrapped(f, res->recs[0].text, 2, 92);
+	}
+}
+
+static void site_frames(FILE *f, const struct gw_site *s)
+{
+	for (unsigned i = 1; i < s->n_frames && i < 4; i++)
+		fprintf(f, "          called from %s\n", s->frames[i]);
+}
+
+static void details(FILE *f, const struct gw_analysis *res, const struct gw_analysis_options *opt,
+		    const struct style *st)
+{
+	const struct gw_counts *c = &res->counts;
+	double budget = res->budget_sm_ns > 0 ? res->budget_sm_ns : 1;
+	char hb[32];
+
+	fprintf(f, "\n%s-- Details --%s\n", st->bold, st->reset);
+	fprintf(f,
+		"Utilization: kernel_active %.1f%% (any kernel running; nvidia-smi GPU-Util), "
+		"sm_busy %.1f%% (mean SM fill from launch configurations; estimate of DCGM "
+		"SM_ACTIVE), compute %.1f%% (the bucket), memory bandwidth not measured "
+		"(needs hardware counters)\n",
+		res->util.kernel_active * 100, res->util.sm_busy * 100, res->util.compute * 100);
+	fprintf(f,
+		"Launch overhead split: queued %.1f%%, inside launch calls %.1f%%, between "
+		"launches %.1f%%\n",
+		res->launch_queued_sm_ns / budget * 100, res->launch_in_call_sm_ns / budget * 100,
+		res->launch_between_sm_ns / budget * 100);
+	fprintf(f,
+		"Kernel classes come from names; %.1f%% of kernel time matched no rule "
+		"(counted as compute)\n",
+		res->unclassified_kernel_share * 100);
+	fprintf(f,
+		"Counts: %" PRIu64 " kernels (%" PRIu64 " under %.0f us), %" PRIu64
+		" launches, %" PRIu64 " synchronizing calls, %" PRIu64 " copies, %" PRIu64
+		" memsets, %" PRIu64 " allocations, %" PRIu64 " frees\n",
+		c->kernels, c->tiny_kernels, opt ? (double)opt->tiny_ns / 1000 : 10.0, c->launches,
+		c->host_syncs, c->memcpy, c->memset, c->allocations, c->frees);
+	fprintf(f, "Memory: peak %s", human(res->memory.peak_bytes, hb, sizeof(hb)));
+	fprintf(f, ", final %s", human(res->memory.final_bytes, hb, sizeof(hb)));
+	fprintf(f, ", growth %.1f MiB/s", res->memory.growth_bytes_per_s / (1024.0 * 1024.0));
+	fprintf(f, ", never freed %" PRIu64 " allocations (%s)", res->memory.never_freed,
+		human(res->memory.never_freed_bytes, hb, sizeof(hb)));
+	fprintf(f, "; managed peak %s", human(res->memory.managed_peak_bytes, hb, sizeof(hb)));
+	fprintf(f, ", pinned host peak %s\n", human(res->memory.pinned_peak_bytes, hb, sizeof(hb)));
+
+	if (res->n_sync_sites) {
+		fprintf(f, "\n%sSynchronizing calls%s (by exposed idle)\n", st->bold, st->reset);
+		for (unsigned i = 0; i < res->n_sync_sites; i++) {
+			const struct gw_sync_site *s = &res->sync_sites[i];
+			static const char *const kinds[] = {"none", "explicit", "copy", "implicit"};
+
+			fprintf(f,
+				"  %-24s %-8s x%-8" PRIu64
+				" waited %9.2f ms  exposed %9.2f ms  %s\n",
+				s->api, kinds[s->kind & 3], s->count, ms((double)s->wait_ns),
+				ms((double)s->exposed_ns), s->site.text);
+			site_frames(f, &s->site);
+		}
+	}
+	if (res->n_tiny_kernels) {
+		fprintf(f, "\n%sTiny kernels%s (under %.0f us, by count)\n", st->bold, st->reset,
+			opt ? (double)opt->tiny_ns / 1000 : 10.0);
+		for (unsigned i = 0; i < res->n_tiny_kernels; i++) {
+			const struct gw_tiny_kernel *t = &res->tiny_kernels[i];
+
+			fprintf(f, "  x%-9" PRIu64 " mean %6.2f us  idle before %9.2f ms  %s  %s\n",
+				t->count,
+				t->count ? (double)t->total_ns / (double)t->count / 1000 : 0,
+				ms((double)t->gap_before_ns), t->name, t->site.text);
+		}
+	}
+	if (res->n_fusion) {
+		fprintf(f, "\n%sFusion candidates%s (repeated tiny-kernel sequences)\n", st->bold,
+			st->reset);
+		for (unsigned i = 0; i < res->n_fusion; i++) {
+			const struct gw_fusion_candidate *fc = &res->fusion[i];
+
+			fprintf(f, "  x%-9" PRIu64 " gives back %9.2f ms: ", fc->occurrences,
+				ms((double)fc->saved_ns));
+			for (unsigned k = 0; k < fc->n_kernels; k++)
+				fprintf(f, "%s%s", k ? " -> " : "", fc->names[k]);
+			fprintf(f, "  (%s)\n", fc->site.text);
+		}
+	}
+	if (res->n_kernels) {
+		fprintf(f, "\n%sKernels%s (by GPU time)\n", st->bold, st->reset);
+		for (unsigned i = 0; i < res->n_kernels && i < 10; i++) {
+			const struct gw_kernel_stat *k = &res->kernels[i];
+
+			fprintf(f, "  %10.2f ms x%-8" PRIu64 " fill %3.0f%% %-16s %s%s  %s\n",
+				ms((double)k->total_ns), k->count, k->mean_fill * 100,
+				gw_buckets[k->cls].key, k->name, k->chain_count ? " [chain]" : "",
+				k->site.text);
+		}
+	}
+	if (res->n_alloc_sites) {
+		fprintf(f, "\n%sAllocation sites%s (by bytes)\n", st->bold, st->reset);
+		for (unsigned i = 0; i < res->n_alloc_sites; i++) {
+			const struct gw_alloc_site *s = &res->alloc_sites[i];
+
+			char hb2[32];
+
+			fprintf(f,
+				"  %10s in %-7" PRIu64 " (largest %s, %" PRIu64
+				" never freed)  %s\n",
+				human(s->bytes, hb, sizeof(hb)), s->count,
+				human(s->max_bytes, hb2, sizeof(hb2)), s->never_freed,
+				s->site.text);
+		}
+	}
+	if (res->n_devices > 1) {
+		fprintf(f, "\n%sPer device%s\n", st->bold, st->reset);
+		for (unsigned i = 0; i < res->n_devices; i++) {
+			const struct gw_device_result *d = &res->devices[i];
+
+			fprintf(f, "  trace %u device %" PRIu64 " (%" PRIu64 " SMs):", d->trace,
+				d->id, d->sm_count);
+			for (int b = 0; b < GW_BUCKET_COUNT; b++)
+				if (d->breakdown[b] >= 0.005)
+					fprintf(f, " %s %.1f%%", gw_buckets[b].key,
+						d->breakdown[b] * 100);
+			fputc('\n', f);
+		}
+	}
+	if (res->n_traces > 1) {
+		fprintf(f, "\n%sPer trace%s\n", st->bold, st->reset);
+		for (unsigned i = 0; i < res->n_traces; i++) {
+			const struct gw_trace_info *t = &res->traces[i];
+
+			fprintf(f,
+				"  %s (pid %" PRIu64 ", rank %" PRId64
+				"): compute %.1f%%, top idle %s %.1f%%%s\n",
+				t->path, t->pid, t->rank, t->breakdown[GW_BUCKET_COMPUTE] * 100,
+				gw_buckets[t->top_idle].key, t->breakdown[t->top_idle] * 100,
+				t->truncated ? " [truncated]" : "");
+		}
+	}
+	if (res->n_recs > 1) {
+		fprintf(f, "\n%sAll recommendations%s\n", st->bold, st->reset);
+		for (unsigned i = 1; i < res->n_recs; i++) {
+			fprintf(f, "  - %s:\n", gw_buckets[res->recs[i].bucket].key);
+			wrapped(f, res->recs[i].text, 4, 90);
+		}
+	}
+}
+
+int gw_report_text(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *f,
+		   bool color)
+{
+	const struct style *st = color ? &ansi : &plain;
+
+	first_screen(f, res, st);
+	if (res->budget_sm_ns > 0)
+		details(f, res, opt, st);
+	return ferror(f) ? -EIO : 0;
+}
