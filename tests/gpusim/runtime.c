@@ -850,8 +850,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
 		RT_END(cudaErrorInvalidResourceHandle);
 	{
 		DRV_BEGIN(cuEventSynchronize, cuEventSynchronize_params, event);
-		if (e->recorded)
-			gw_sim_wait_until(e->t_ns);
+		uint64_t t;
+
+		if (gw_sim_event_time(e, &t))
+			gw_sim_wait_until(t);
 		gw_sim_emit_sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, t0, NULL,
 				 e);
 		DRV_END(cudaSuccess);
@@ -863,26 +865,27 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 {
 	RT_BEGIN(cudaEventQuery, v3020, event);
 	struct gw_sim_event *e = gw_sim_event_get(event);
+	uint64_t t;
 
 	if (!e)
 		RT_END(cudaErrorInvalidResourceHandle);
-	RT_END(!e->recorded || e->t_ns <= gw_sim_now_ns() ? cudaSuccess : cudaErrorNotReady);
+	RT_END(!gw_sim_event_time(e, &t) || t <= gw_sim_now_ns() ? cudaSuccess : cudaErrorNotReady);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
 	RT_BEGIN(cudaEventElapsedTime, v12080, ms, start, end);
 	struct gw_sim_event *a = gw_sim_event_get(start), *b = gw_sim_event_get(end);
-	uint64_t now = gw_sim_now_ns();
+	uint64_t now = gw_sim_now_ns(), ta, tb;
 
 	if (!ms)
 		RT_END(cudaErrorInvalidValue);
-	if (!a || !b || !a->recorded || !b->recorded ||
+	if (!a || !b || !gw_sim_event_time(a, &ta) || !gw_sim_event_time(b, &tb) ||
 	    ((a->flags | b->flags) & cudaEventDisableTiming))
 		RT_END(cudaErrorInvalidResourceHandle);
-	if (a->t_ns > now || b->t_ns > now)
+	if (ta > now || tb > now)
 		RT_END(cudaErrorNotReady);
-	*ms = (float)(((double)b->t_ns - (double)a->t_ns) / 1e6);
+	*ms = (float)(((double)tb - (double)ta) / 1e6);
 	RT_END(cudaSuccess);
 }
 

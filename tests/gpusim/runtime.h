@@ -100,6 +100,8 @@ uint64_t gw_sim_stream_end(struct gw_sim_stream *s);
 uint64_t gw_sim_device_end(void);
 void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s);
 void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e);
+/* Whether e has been recorded, and its time. */
+bool gw_sim_event_time(const struct gw_sim_event *e, uint64_t *ret_t_ns);
 
 /* memory.c */
 enum gw_sim_mem {

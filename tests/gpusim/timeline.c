@@ -366,6 +366,17 @@ void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s)
 	pthread_mutex_unlock(&gw_sim_rt.lock);
 }
 
+bool gw_sim_event_time(const struct gw_sim_event *e, uint64_t *ret_t_ns)
+{
+	bool recorded;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	recorded = e->recorded;
+	*ret_t_ns = e->t_ns;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return recorded;
+}
+
 void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e)
 {
 	pthread_mutex_lock(&gw_sim_rt.lock);

@@ -21,7 +21,7 @@
 #define CLIENT_OFF  1000000000000ull /* the client's clock runs this far ahead of ours */
 #define BYTES	    (1u << 20)
 #define MAX_CALLS   4096
-#define MAX_RECORDS 4096
+#define MAX_RECORDS 16384
 
 struct call {
 	CUpti_CallbackDomain domain;
@@ -62,6 +62,9 @@ static void long_kernel(void)
 {
 }
 static void huge_kernel(void)
+{
+}
+static void tiny_kernel(void)
 {
 }
 
@@ -417,6 +420,69 @@ static void test_unfinished_not_delivered(void **state)
 			 HUGE_NS);
 }
 
+#define THREADS	   4
+#define PER_THREAD 250
+
+static void *launcher(void *arg)
+{
+	cudaStream_t s;
+	intptr_t ok = 1;
+
+	(void)arg;
+	ok &= cudaStreamCreate(&s) == cudaSuccess;
+	for (int i = 0; i < PER_THREAD; i++)
+		ok &= test_launch(tiny_kernel, 1, 32, s) == cudaSuccess;
+	ok &= cudaStreamSynchronize(s) == cudaSuccess;
+	ok &= cudaStreamQuery(s) == cudaSuccess;
+	ok &= cudaStreamDestroy(s) == cudaSuccess;
+	return (void *)ok;
+}
+
+/* Host threads launching and synchronizing at once: every launch gets its own correlation id
+ * and record, and each stream's kernels stay in order, one queue gap apart at least. */
+static void test_threads(void **state)
+{
+	pthread_t t[THREADS];
+	uint32_t streams[THREADS];
+	uint64_t last_end[THREADS];
+	size_t n = 0, n_streams = 0, m;
+
+	(void)state;
+	for (int i = 0; i < THREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, launcher, NULL), 0);
+	for (int i = 0; i < THREADS; i++) {
+		void *ok;
+
+		assert_int_equal(pthread_join(t[i], &ok), 0);
+		assert_true(ok == (void *)1);
+	}
+	assert_int_equal(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	/* records of one stream arrive in stream order: each starts after the previous ends */
+	for (size_t i = 0; i < n_recs; i++) {
+		const CUpti_ActivityKernel10 *k = &recs[i].kernel;
+
+		if (recs[i].base.kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		    strcmp(rec_names[i], "_Z11tiny_kernelv"))
+			continue;
+		n++;
+		for (size_t j = 0; j < i; j++)
+			if (recs[j].base.kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL &&
+			    !strcmp(rec_names[j], "_Z11tiny_kernelv"))
+				assert_true(recs[j].kernel.correlationId != k->correlationId);
+		for (m = 0; m < n_streams && streams[m] != k->streamId; m++)
+			;
+		if (m == n_streams) {
+			assert_true(n_streams < THREADS);
+			streams[n_streams++] = k->streamId;
+		} else {
+			assert_true(k->start >= last_end[m] + QUEUE_NS);
+		}
+		last_end[m] = k->end;
+	}
+	assert_int_equal(n_streams, THREADS);
+	assert_int_equal(n, THREADS * PER_THREAD);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +491,7 @@ int main(void)
 		cmocka_unit_test(test_workload),
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_unfinished_not_delivered),
+		cmocka_unit_test(test_threads),
 	};
 
 	setenv("GPUSIM_SMS", "132", 1);
@@ -434,10 +501,11 @@ int main(void)
 	setenv("GPUSIM_COPY_US", "5", 1);
 	setenv("GPUSIM_H2D_GBPS", "25", 1);
 	setenv("GPUSIM_D2D_GBPS", "1500", 1);
-	setenv("GPUSIM_KERNEL_US", "long=20000,huge=200000", 1);
+	setenv("GPUSIM_KERNEL_US", "long=20000,huge=200000,tiny=1", 1);
 	unsetenv("GPUSIM_CUPTI_BUSY");
 	test_register_kernel(kernel, "_Z6kernelv");
 	test_register_kernel(long_kernel, "_Z11long_kernelv");
 	test_register_kernel(huge_kernel, "_Z11huge_kernelv");
+	test_register_kernel(tiny_kernel, "_Z11tiny_kernelv");
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
