@@ -49,6 +49,11 @@ PROBE_TAIL = """<script>
   svg.dispatchEvent(new WheelEvent("wheel", { deltaY: -600, clientX: b.left + b.width / 2,
     clientY: b.top + 40, bubbles: true, cancelable: true }));
   r.zoomAfterWheel = document.getElementById("zoom-label").textContent;
+  var x = b.left + b.width / 2;
+  svg.dispatchEvent(new PointerEvent("pointerdown", { pointerId: 1, clientX: x, clientY: b.top + 40, bubbles: true }));
+  svg.dispatchEvent(new PointerEvent("pointermove", { pointerId: 1, clientX: x - 200, clientY: b.top + 40, bubbles: true }));
+  svg.dispatchEvent(new PointerEvent("pointerup", { pointerId: 1, clientX: x - 200, clientY: b.top + 40, bubbles: true }));
+  r.zoomAfterDrag = document.getElementById("zoom-label").textContent;
   document.getElementById("zoom-reset").click();
   r.zoomAfterReset = document.getElementById("zoom-label").textContent;
   r.errors = window.__gwErrors;
@@ -122,6 +127,8 @@ def open_in_chromium(binary, path, shot, tmp, label):
     check(res["timelinePaths"] >= 4, "%s: the timeline draws memory and compute curves (%d paths)" % (label, res["timelinePaths"]))
     check(res["zoomBefore"].startswith("whole run"), "%s: the timeline starts unzoomed" % label)
     check(res["zoomAfterWheel"].startswith("showing"), "%s: the wheel zooms in (%r)" % (label, res["zoomAfterWheel"]))
+    check(res["zoomAfterDrag"].startswith("showing") and res["zoomAfterDrag"] != res["zoomAfterWheel"],
+          "%s: dragging pans the zoomed view (%r)" % (label, res["zoomAfterDrag"]))
     check(res["zoomAfterReset"].startswith("whole run"), "%s: reset shows the whole run" % label)
     check(res["tables"] >= 4, "%s: the site tables are there (%d)" % (label, res["tables"]))
     check(len(res["verdict"]) > 20, "%s: a verdict at the top (%r)" % (label, res["verdict"]))

@@ -438,7 +438,11 @@
 		let drag = null;
 		svg.addEventListener("pointerdown", (ev) => {
 			drag = { x: ev.clientX, v0: view.v0, v1: view.v1 };
-			svg.setPointerCapture(ev.pointerId);
+			try {
+				svg.setPointerCapture(ev.pointerId);
+			} catch (e) {
+				// A pointer the browser does not track (synthetic events): drag without capture.
+			}
 			svg.classList.add("dragging");
 		});
 		svg.addEventListener("pointermove", (ev) => {
@@ -477,6 +481,25 @@
 			G = drawTimeline();
 		});
 		window.addEventListener("resize", () => (G = drawTimeline()));
+		// Keyboard: arrows pan by a tenth of the view, + and - zoom, 0 resets.
+		svg.setAttribute("tabindex", "0");
+		svg.addEventListener("keydown", (ev) => {
+			const span = view.v1 - view.v0;
+			if (ev.key === "ArrowLeft" || ev.key === "ArrowRight") {
+				const d = (ev.key === "ArrowLeft" ? -0.1 : 0.1) * span;
+				view.v0 += d;
+				view.v1 += d;
+				clampView();
+				G = drawTimeline();
+			} else if (ev.key === "+" || ev.key === "=") zoom(0.5, view.v0 + span / 2);
+			else if (ev.key === "-") zoom(2, view.v0 + span / 2);
+			else if (ev.key === "0") {
+				view.v0 = 0;
+				view.v1 = total;
+				G = drawTimeline();
+			} else return;
+			ev.preventDefault();
+		});
 
 		function showTip(ev) {
 			const t = timeAt(ev.clientX);
