@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The writer under concurrency: many producers, a starved writer, thread exit, fork. */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "trace-test-util.h"
@@ -236,6 +238,107 @@ static void test_fork_child(void **state)
 	unlink(cpath);
 }
 
+/* Killed without warning: what was emitted more than a flush interval before is in the file. */
+static void test_sigkill_keeps_flushed(void **state)
+{
+	struct gw_rec_header hdr;
+	struct gw_reader *r = NULL;
+	struct gw_record rec;
+	char path[4096];
+	int fd, status, n = 0;
+	pid_t pid;
+
+	(void)state;
+	gw_test_header(&hdr);
+	fd = gw_test_tmpfile(path, sizeof(path));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gw_writer_options opt = {.fd = fd, .flush_interval_ns = 20000000};
+
+		gw_writer_atfork_child();
+		if (gw_writer_start(&opt, &hdr) < 0)
+			_exit(1);
+		for (uint64_t i = 1; i <= 100; i++) {
+			struct gw_rec_kernel k = {.correlation = i, .start_ns = i, .end_ns = i + 1};
+
+			gw_emit(GW_REC_KERNEL, &k);
+		}
+		usleep(500000); /* 25 flush intervals */
+		kill(getpid(), SIGKILL);
+		_exit(2);
+	}
+	close(fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_int_equal(gw_reader_open(path, &r), 0);
+	while (gw_reader_next(r, &rec) > 0) {
+		assert_int_equal(rec.type, GW_REC_KERNEL);
+		assert_int_equal(rec.kernel.correlation, ++n);
+	}
+	assert_int_equal(n, 100);
+	assert_false(gw_reader_clean_exit(r));
+	assert_true(gw_reader_truncated(r));
+	gw_reader_free(r);
+	unlink(path);
+}
+
+/* The file hits its size limit mid-run: the writer stops writing and counts what it lost,
+ * stop reports the error, and the file still reads up to its last complete frame. */
+static void test_file_size_limit(void **state)
+{
+	struct gw_rec_header hdr;
+	struct gw_reader *r = NULL;
+	struct gw_record rec;
+	char path[4096];
+	int fd, status, n = 0, k;
+	pid_t pid;
+
+	(void)state;
+	gw_test_header(&hdr);
+	fd = gw_test_tmpfile(path, sizeof(path));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct gw_writer_options opt = {.fd = fd, .frame_bytes = 256};
+		struct rlimit lim = {.rlim_cur = 4096, .rlim_max = 4096};
+		struct gw_writer_stats st;
+		int err;
+
+		gw_writer_atfork_child();
+		/* SIGXFSZ keeps its default action (core dump): the writer thread blocks it */
+		setrlimit(RLIMIT_FSIZE, &lim);
+		if (gw_writer_start(&opt, &hdr) < 0)
+			_exit(10);
+		/* every record differs (a hash in name_id), so frames stay near 256 bytes */
+		for (uint64_t i = 1; i <= 2000; i++) {
+			struct gw_rec_kernel kr = {.correlation = i,
+						   .name_id = (i * 0x9e3779b97f4a7c15ull) >> 20};
+
+			/* the default 1 MiB ring holds all 2000: nothing is refused */
+			if (!gw_emit(GW_REC_KERNEL, &kr))
+				_exit(12);
+		}
+		err = gw_writer_stop(true, 0);
+		gw_writer_get_stats(&st);
+		/* written (complete frames) plus lost (the rest) is everything emitted */
+		_exit(err == -EFBIG && st.records + st.dropped == 2000 && st.dropped > 0 ? 0 : 11);
+	}
+	close(fd);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(gw_reader_open(path, &r), 0);
+	while ((k = gw_reader_next(r, &rec)) > 0)
+		if (rec.type == GW_REC_KERNEL)
+			assert_int_equal(rec.kernel.correlation, ++n);
+	assert_int_equal(k, 0);
+	assert_true(n > 0 && n < 2000);
+	assert_true(gw_reader_truncated(r));
+	gw_reader_free(r);
+	unlink(path);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -251,6 +354,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_starved_writer, teardown),
 		cmocka_unit_test_teardown(test_thread_exit_recycles, teardown),
 		cmocka_unit_test_teardown(test_fork_child, teardown),
+		cmocka_unit_test_teardown(test_sigkill_keeps_flushed, teardown),
+		cmocka_unit_test_teardown(test_file_size_limit, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
