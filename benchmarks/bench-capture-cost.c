@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/* The cost of one CUPTI callback pair (enter + exit) as libgpuwhy.so handles it, and of one
+ * stack capture, measured by calling gpuwhy's real code with a live writer. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "intern.h"
+#include "runtime.h"
+#include "stacks.h"
+#include "subscriber.h"
+#include "trace-writer.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define ROUNDS 9
+
+/* Median over ROUNDS of the mean cost of one call of fn over n calls, in ns. */
+static double measure(void (*fn)(void), unsigned n)
+{
+	uint64_t per[ROUNDS];
+
+	for (int r = 0; r < ROUNDS; r++) {
+		uint64_t t0 = now_ns();
+
+		for (unsigned i = 0; i < n; i++)
+			fn();
+		per[r] = (now_ns() - t0) * 1000 / n;
+		/* Keep the writer's ring from filling: what is measured is the hot path. */
+		gw_writer_flush(1000000000ull);
+	}
+	qsort(per, ROUNDS, sizeof(per[0]), cmp_u64);
+	return per[ROUNDS / 2] / 1000.0;
+}
+
+static cudaLaunchKernel_v7000_params launch_params = {
+	.gridDim = {1, 1, 1},
+	.blockDim = {32, 1, 1},
+};
+static cudaStreamSynchronize_v3020_params sync_params;
+static cudaError_t status = cudaSuccess;
+
+static void callback_pair(CUpti_CallbackId cbid, const void *params, const char *function,
+			  const char *symbol)
+{
+	CUpti_CallbackData cb = {
+		.callbackSite = CUPTI_API_ENTER,
+		.functionName = function,
+		.functionParams = params,
+		.functionReturnValue = &status,
+		.symbolName = symbol,
+		.correlationId = 1,
+	};
+
+	gw_cupti_on_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &cb);
+	cb.callbackSite = CUPTI_API_EXIT;
+	gw_cupti_on_callback(NULL, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &cb);
+}
+
+static void launch(void)
+{
+	callback_pair(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch_params,
+		      "cudaLaunchKernel", "_Z19step_counter_kernelPii");
+}
+
+static void sync_call(void)
+{
+	callback_pair(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync_params,
+		      "cudaStreamSynchronize", NULL);
+}
+
+static void ignored(void)
+{
+	/* A callback gpuwhy did not subscribe to, if CUPTI delivered one: the floor. */
+	callback_pair(CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, NULL, "cudaGetDevice", NULL);
+}
+
+static void capture(void)
+{
+	gw_stack_capture();
+}
+
+static __attribute__((noinline)) void nest(int depth, void (*fn)(void), unsigned n, double *ret)
+{
+	if (depth > 0) {
+		nest(depth - 1, fn, n, ret);
+		__asm__ volatile("" ::: "memory"); /* no tail call: each level is a frame */
+		return;
+	}
+	*ret = measure(fn, n);
+}
+
+int main(int argc, char **argv)
+{
+	char path[] = "/tmp/gw-bench-capture-XXXXXX";
+	struct gw_writer_options opt = {0};
+	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
+	unsigned n = argc > 1 && !strcmp(argv[1], "--quick") ? 20000 : 200000;
+	double launch_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
+
+	opt.fd = mkstemp(path);
+	if (opt.fd < 0 || gw_intern_init() < 0 || gw_writer_start(&opt, &hdr) < 0) {
+		perror("bench-capture-cost: setup");
+		return 1;
+	}
+	unlink(path);
+	atomic_store(&gw_capture_on, true);
+
+	ignored_ns = measure(ignored, n);
+	launch_ns = measure(launch, n);
+	sync_ns = measure(sync_call, n / 10);
+	nest(10, capture, n / 10, &stack10_ns);
+	nest(30, capture, n / 10, &stack30_ns);
+	gw_writer_stop(true, 0);
+
+	printf("callback pair, launch (kernel name interned, stack on 1 in %d): %.0f ns\n",
+	       GW_STACK_LAUNCH_EVERY, launch_ns);
+	printf("callback pair, stream synchronize (with its stack): %.0f ns\n", sync_ns);
+	printf("callback pair, unsubscribed id (floor): %.0f ns\n", ignored_ns);
+	printf("stack capture, about 10 frames deep (unw_backtrace + dedup): %.0f ns\n",
+	       stack10_ns);
+	printf("stack capture, about 30 frames deep: %.0f ns\n", stack30_ns);
+	return 0;
+}
