@@ -367,6 +367,21 @@ static void write_sites(FILE *f, const struct gw_analysis *a)
 		write_site(f, &c->site);
 		fputc('}', f);
 	}
+	fputs("],\"kernels\":[", f);
+	for (unsigned i = 0; i < a->n_kernels; i++) {
+		const struct gw_kernel_stat *k = &a->kernels[i];
+
+		fputs(i ? ",{" : "{", f);
+		key_str(f, "name", k->name, true);
+		key_str(f, "class", k->cls < GW_BUCKET_COUNT ? gw_buckets[k->cls].key : NULL, true);
+		fprintf(f, "\"classified\":%s,", k->classified ? "true" : "false");
+		key_u64(f, "count", k->count, true);
+		key_u64(f, "total_ns", k->total_ns, true);
+		key_dbl(f, "mean_fill", k->mean_fill, true);
+		key_u64(f, "chain_count", k->chain_count, true);
+		write_site(f, &k->site);
+		fputc('}', f);
+	}
 	fputs("],\"recs\":[", f);
 	for (unsigned i = 0; i < a->n_recs; i++) {
 		const struct gw_recommendation *r = &a->recs[i];

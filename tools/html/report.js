@@ -626,6 +626,30 @@
 				"No synchronizing call made the GPU wait."
 			)
 		);
+		document.getElementById("kernels").append(
+			table(
+				D.kernels,
+				[
+					{ title: "kernel", get: (r) => el("td", { class: "site", text: r.name }) },
+					{
+						title: "class",
+						get: (r) =>
+							el(
+								"td",
+								{},
+								el("span", { class: "swatch", style: "background:" + colorOf(r.class) + ";margin-right:0.35rem;vertical-align:-1px" }),
+								el("span", { text: (r.class || "?").replace(/_/g, " ") + (r.classified ? "" : " (no rule matched)") })
+							),
+					},
+					{ title: "runs", num: true, get: (r) => fmtCount(r.count) },
+					{ title: "GPU time", num: true, get: (r) => fmtTime(r.total_ns) },
+					{ title: "mean fill", num: true, get: (r) => pct(r.mean_fill) },
+					{ title: "in a chain", num: true, get: (r) => (r.chain_count ? fmtCount(r.chain_count) : "–") },
+					{ title: "launch site", get: (r) => siteCell(r.site) },
+				],
+				"No kernels ran."
+			)
+		);
 		document.getElementById("tiny-hint").textContent =
 			"Kernels shorter than " + num(D.tiny_us, 10) + " µs. Their launch cost can exceed their work.";
 		document.getElementById("tiny-kernels").append(
