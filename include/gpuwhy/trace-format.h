@@ -12,9 +12,11 @@
  *                 GW_FILE_MAGIC (8 bytes), the format version (u32 little-endian), then one
  *                 encoded GW_REC_HEADER record. `zstd -d` skips it; `file` and the reader
  *                 recognise the trace by it.
- *   data frames   independent zstd frames, each decompressing to a sequence of records.
- *                 Every delta cursor (see below) restarts at zero at the start of a frame, so
- *                 a frame decodes without any other frame.
+ *   data frames   independent zstd frames, each decompressing to a sequence of records
+ *                 (never part of one), with zstd's content checksum. Every delta cursor (see
+ *                 below) restarts at zero at the start of a frame, so a frame decodes without
+ *                 any other frame. A reader rejects a frame over 64 MiB decompressed; a file
+ *                 cut inside a frame yields the records of the complete frames before it.
  *   footer        a GW_REC_FOOTER record, written only on a clean close, in the last frame.
  *
  * A record is: type (u8), version (u8), payload length (LEB128), payload. The payload is the
