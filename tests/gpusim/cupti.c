@@ -257,7 +257,8 @@ static void flush_locked(void)
 				cp.pend.n = 0;
 			}
 		}
-		memcpy(keep.v + keep.n, cp.pend.v, cp.pend.n * sizeof(*keep.v));
+		if (cp.pend.n)
+			memcpy(keep.v + keep.n, cp.pend.v, cp.pend.n * sizeof(*keep.v));
 		keep.n += cp.pend.n;
 		free(cp.pend.v);
 		cp.pend = keep;

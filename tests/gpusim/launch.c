@@ -576,7 +576,8 @@ static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph)
 		graph_free(x);
 		return cudaErrorMemoryAllocation;
 	}
-	memcpy(x->nodes, g->nodes, g->n_nodes * sizeof(*x->nodes));
+	if (g->n_nodes)
+		memcpy(x->nodes, g->nodes, g->n_nodes * sizeof(*x->nodes));
 	x->n_nodes = x->cap_nodes = g->n_nodes;
 	*pGraphExec = (cudaGraphExec_t)(void *)x;
 	return cudaSuccess;

@@ -119,11 +119,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		completed_on_main++;
 	while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS &&
 	       n_recs < MAX_RECORDS) {
-		size_t sz = r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-				    ? sizeof(CUpti_ActivityKernel10)
-				    : sizeof(union rec);
+		/* the union may be larger than the record: copy no further than the data */
+		size_t left = (size_t)(buffer + valid - (uint8_t *)r);
 
-		memcpy(&recs[n_recs], r, sz < sizeof(union rec) ? sz : sizeof(union rec));
+		memcpy(&recs[n_recs], r, left < sizeof(union rec) ? left : sizeof(union rec));
 		if (r->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 			strncpy(rec_names[n_recs], ((CUpti_ActivityKernel10 *)r)->name, 63);
 		n_recs++;
