@@ -28,7 +28,9 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 /*
  * Copies one record of a type of trace-format.h (rec points to its struct gw_rec_NAME, and
  * the data its BYTES/IPS fields point to) into the calling thread's buffer. Hot path, any
- * thread, async-signal-safe with respect to other threads: no lock, no malloc, no syscall.
+ * thread: no lock, no malloc, no syscall (a thread's first call claims a buffer with an atomic
+ * and registers it with pthread_setspecific). Not reentrant within one thread: a signal
+ * handler must not emit while its thread is inside gw_emit (the hooks' recursion guard).
  * Returns false when the record was dropped (buffer full, no buffer left, record too large:
  * counted in the trace's DROPS records) or no writer is running (not counted). IPS lists
  * deeper than GW_MAX_STACK_DEPTH are cut to their innermost GW_MAX_STACK_DEPTH entries.
