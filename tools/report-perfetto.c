@@ -30,7 +30,8 @@ struct gw_pf_mem_event {
 
 struct gw_pf_trace {
 	int64_t pid;
-	char **strings; /* by id; demangled for kernel names */
+	char **strings;	  /* by id; demangled for kernel names */
+	uint8_t *classes; /* by id: enum gw_bucket of a kernel name */
 	size_t n_strings;
 	struct gw_vec mem;	/* struct gw_pf_mem_event */
 	uint64_t devices_named; /* bitmap of devices whose process got its name */
@@ -66,11 +67,17 @@ static int keep_string(struct gw_pf_trace *t, const struct gw_rec_string *s)
 	if (s->id >= t->n_strings) {
 		size_t n = s->id * 2 + 16;
 		char **grown = realloc(t->strings, n * sizeof(*grown));
+		uint8_t *classes;
 
 		if (!grown)
 			return -ENOMEM;
 		memset(grown + t->n_strings, 0, (n - t->n_strings) * sizeof(*grown));
 		t->strings = grown;
+		classes = realloc(t->classes, n);
+		if (!classes)
+			return -ENOMEM;
+		memset(classes + t->n_strings, GW_BUCKET_COMPUTE, n - t->n_strings);
+		t->classes = classes;
 		t->n_strings = n;
 	}
 	copy = strndup((const char *)s->text.data, s->text.len);
@@ -86,6 +93,8 @@ static int keep_string(struct gw_pf_trace *t, const struct gw_rec_string *s)
 	}
 	free(t->strings[s->id]);
 	t->strings[s->id] = text;
+	if (s->kind == GW_STRING_KERNEL)
+		t->classes[s->id] = (uint8_t)gw_kernel_class(text, NULL);
 	return 0;
 }
 
@@ -315,10 +324,14 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 			fprintf(f,
 				",\"grid\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
 				"],\"block\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
-				"],\"registers\":%" PRIu64 ",\"smem_bytes\":%" PRIu64 "}}",
+				"],\"registers\":%" PRIu64 ",\"smem_bytes\":%" PRIu64
+				",\"class\":\"%s\"}}",
 				k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
 				k->registers_per_thread,
-				k->static_smem_bytes + k->dynamic_smem_bytes);
+				k->static_smem_bytes + k->dynamic_smem_bytes,
+				gw_buckets[k->name_id < t->n_strings ? t->classes[k->name_id]
+								     : GW_BUCKET_COMPUTE]
+					.key);
 			break;
 		}
 		case GW_REC_MEMCPY: {
@@ -457,6 +470,7 @@ static void trace_free(struct gw_pf_trace *t)
 	for (size_t i = 0; i < t->n_strings; i++)
 		free(t->strings[i]);
 	free(t->strings);
+	free(t->classes);
 	gw_vec_free(&t->mem);
 	gw_hmap_free(&t->streams);
 	gw_hmap_free(&t->threads);

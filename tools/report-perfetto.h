@@ -16,7 +16,8 @@ void gw_report_perfetto_options(struct gw_analysis_options *opt);
  *   - a process per trace (its pid) with a thread track per host thread: one X event per
  *     API record, category "api";
  *   - a process per GPU with a track per stream: one X event per KERNEL, MEMCPY and MEMSET
- *     record, categories "kernel", "memcpy", "memset"; launch calls and their kernels are
+ *     record, categories "kernel", "memcpy", "memset" (a kernel's args carry its class,
+ *     gw_kernel_class() of its name, as a bucket key); launch calls and their kernels are
  *     joined by flow arrows (bind_id = the correlation id);
  *   - in the GPU's process, a "GPU idle" track: one X event per attributed gap of A, named
  *     by its bucket's key, category "idle";

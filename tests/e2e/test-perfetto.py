@@ -121,6 +121,9 @@ def synthetic(a, tmp):
     # alternate 2 us and 5 us.
     first = min(kern, key=lambda e: e["ts"])
     check(abs(first["ts"] - 504.0) < 1e-6, "synthetic: first kernel at 504 us after capture start (%r)" % first["ts"])
+    classes = {(e["name"].split("(")[0], e["args"]["class"]) for e in kern}
+    check(classes == {("add_kernel", "bandwidth_bound"), ("gemm_kernel", "compute")},
+          "synthetic: kernels carry their name class (%s)" % sorted(classes))
     durs = collections.Counter(round(e["dur"], 3) for e in kern)
     check(durs == {2.0: n // 2, 5.0: n // 2}, "synthetic: kernel durations 2 us and 5 us, half each (%s)" % dict(durs))
     # Live memory: allocation k is k % 8 + 1 MiB; the even ones are freed 500 iterations later.
