@@ -13,7 +13,7 @@
 
 #include "sim-test.h"
 
-#define WAVE_NS	    500000ull	     /* GPUSIM_WAVE_US=500 */
+#define WAVE_NS	    10000000ull	     /* GPUSIM_WAVE_US=10000: long enough to queue behind */
 #define QUEUE_NS    1000ull	     /* GPUSIM_QUEUE_US=1 */
 #define COPY_NS	    5000ull	     /* GPUSIM_COPY_US=5 */
 #define LONG_NS	    20000000ull	     /* GPUSIM_KERNEL_US=long=20000 */
@@ -80,8 +80,11 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	struct call *c;
 
 	(void)userdata;
-	if (n_calls == MAX_CALLS)
+	pthread_mutex_lock(&lock);
+	if (n_calls == MAX_CALLS) {
+		pthread_mutex_unlock(&lock);
 		return;
+	}
 	c = &calls[n_calls++];
 	memset(c, 0, sizeof(*c));
 	c->domain = domain;
@@ -99,6 +102,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		c->ret = *(const cudaError_t *)d->functionReturnValue;
 		c->data_at_exit = *d->correlationData;
 	}
+	pthread_mutex_unlock(&lock);
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -495,7 +499,7 @@ int main(void)
 
 	setenv("GPUSIM_SMS", "132", 1);
 	setenv("GPUSIM_MEM_GB", "80", 1);
-	setenv("GPUSIM_WAVE_US", "500", 1);
+	setenv("GPUSIM_WAVE_US", "10000", 1);
 	setenv("GPUSIM_QUEUE_US", "1", 1);
 	setenv("GPUSIM_COPY_US", "5", 1);
 	setenv("GPUSIM_H2D_GBPS", "25", 1);

@@ -139,7 +139,7 @@ int main(void)
 	setenv("GPUSIM_WAVE_US", "2000", 1);
 	setenv("GPUSIM_LAUNCH_US", "4", 1);
 	setenv("GPUSIM_QUEUE_US", "1", 1);
-	setenv("GPUSIM_KERNEL_US", "slow_kernel=5000,kernel=1", 1);
+	setenv("GPUSIM_KERNEL_US", "slow_kernel=20000,kernel=1", 1);
 	test_register_kernel(plain_kernel, "_Z12plain_launchv");
 	test_register_kernel(slow_kernel, "_Z11slow_kernelv");
 	test_register_kernel(fast_kernel, "_Z11fast_kernelv");
