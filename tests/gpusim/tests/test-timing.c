@@ -11,7 +11,7 @@
 
 #define SMS	  132
 #define WAVE_US	  2000
-#define SLOW_US	  5000
+#define SLOW_US	  20000
 #define FAST_US	  1
 #define LAUNCH_US 4
 #define QUEUE_US  1
