@@ -370,8 +370,12 @@ static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, ui
 
 		if (c->trace != n->trace || c->start_ns + reach < r0)
 			break;
-		if (c->tid != n->tid || c->category == GW_API_SYNC || c->category == GW_API_OTHER ||
-		    c->category == GW_API_ALLOC || c->category == GW_API_FREE)
+		/* N's own call, and other calls that issue work; a call that waits for earlier
+		 * work (a sync, a synchronous copy of other data) is not a launch call. */
+		if (j != ai &&
+		    (c->tid != n->tid || c->sync_kind != GW_SYNC_NONE ||
+		     (c->category != GW_API_LAUNCH && c->category != GW_API_GRAPH_LAUNCH &&
+		      c->category != GW_API_MEMCPY && c->category != GW_API_MEMSET)))
 			continue;
 		lo = c->start_ns > r0 ? c->start_ns : r0;
 		hi = c->end_ns < g1 ? c->end_ns : g1;
