@@ -114,6 +114,7 @@ int main(int argc, char **argv)
 	unsigned n = argc > 1 && !strcmp(argv[1], "--quick") ? 20000 : 200000;
 	double launch_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
 
+	gw_runtime_configure(); /* GPUWHY_STACKS as set, default on */
 	opt.fd = mkstemp(path);
 	if (opt.fd < 0 || gw_intern_init() < 0 || gw_writer_start(&opt, &hdr) < 0) {
 		perror("bench-capture-cost: setup");

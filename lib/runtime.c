@@ -396,13 +396,13 @@ static bool is_self(const char *path)
 }
 
 /*
- * The preload entry point. It makes no CUDA call. CUPTI must be subscribed before the first
+ * The preload constructor's work. It makes no CUDA call. CUPTI must be subscribed before the first
  * CUDA context: when libcudart is already loaded (a DT_NEEDED of the program) that is now;
  * otherwise (static cudart, Python loading CUDA later) the driver's injection hook is the
  * right moment, so the library names itself in CUDA_INJECTION64_PATH and waits for
  * InitializeInjection. If another tool already owns that variable, start now.
  */
-__attribute__((constructor)) static void preload_init(void)
+void gw_runtime_preload(void)
 {
 	const char *injection = getenv("CUDA_INJECTION64_PATH");
 	Dl_info di;
@@ -420,7 +420,7 @@ __attribute__((constructor)) static void preload_init(void)
 		in_constructor = false;
 		return;
 	}
-	if (dladdr((void *)preload_init, &di) && di.dli_fname && di.dli_fname[0] == '/') {
+	if (dladdr((void *)gw_runtime_preload, &di) && di.dli_fname && di.dli_fname[0] == '/') {
 		setenv("CUDA_INJECTION64_PATH", di.dli_fname, 0);
 		debug(1, "no libcudart yet: deferring to InitializeInjection");
 		return;
@@ -430,19 +430,19 @@ __attribute__((constructor)) static void preload_init(void)
 	in_constructor = false;
 }
 
-__attribute__((destructor)) static void preload_fini(void)
+void gw_runtime_configure(void)
+{
+	load_config();
+}
+
+void gw_runtime_exit(void)
 {
 	at_exit();
 }
 
-/* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH): called once, at CUDA
- * initialization, before the first context. Returns 1 always: 0 would make some drivers
- * abort CUDA initialization, and gpuwhy must never break the application. */
-GW_EXPORT int InitializeInjection(void);
-GW_EXPORT int InitializeInjection(void)
+void gw_runtime_injection(void)
 {
 	load_config();
 	if (!config.disable)
 		gw_runtime_start();
-	return 1;
 }

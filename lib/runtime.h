@@ -25,6 +25,16 @@ bool gw_stacks_enabled(void);
 /* The calling thread's kernel tid; emits a GW_REC_THREAD record the first time per thread. */
 uint64_t gw_thread_id(void);
 
+/* The entry points' work (lib/entry.c, only in libgpuwhy.so): the preload constructor, the
+ * driver's InitializeInjection, and the destructor (the exit path for a program that made no
+ * CUDA call; a no-op once the trace is closed). */
+void gw_runtime_preload(void);
+void gw_runtime_injection(void);
+void gw_runtime_exit(void);
+
+/* Reads the GPUWHY_* settings (once; the entry points do it). */
+void gw_runtime_configure(void);
+
 /*
  * Starts capture once per process (later calls return at once): creates the trace file, loads
  * and subscribes CUPTI, starts the writer and enables the callbacks and activity kinds. Every
