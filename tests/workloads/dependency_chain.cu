@@ -12,10 +12,12 @@
  * Parameters: --hidden H (default 1024, a multiple of 256), --steps T (default 256),
  * --seqs S (sequences run one after the other, default 4).
  *
- * gpusim: no GPUSIM_KERNEL_US needed: each step kernel is 1 wave of 5 us with fill H/8/1056
- * (0.12) or H/256/1056, queued 1 us apart behind 4 us launches, so ~80% of the window is
- * the unfilled share of chained kernels. GPUSIM_KERNEL_US="rnn_cell_gemv=8" (reading 4 MiB
- * of weights per step) makes the chain a little more dominant.
+ * gpusim: GPUSIM_KERNEL_US="rnn_cell=50" (a step of a larger RNN; a hidden size of 4096 reads
+ * 64 MiB of weights per step, tens of us on a real GPU). Each step kernel is then 1 wave of
+ * 50 us with a fill of H/8/1056 (0.12) or H/256/1056, queued 1 us apart: the host's launch
+ * cost (4 us, more under gpuwhy on a loaded machine) stays far below the device's, so ~90%
+ * of the window is the unfilled share of chained kernels. With the default 5 us waves the
+ * host's own launch cost can exceed the device's and the gaps become launch_overhead.
  *
  * Counts (exact):
  *   launches = kernels = 2 + seqs*(1 + 2*steps)   (2 fills; per sequence one input gemm,

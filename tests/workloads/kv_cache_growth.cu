@@ -13,10 +13,12 @@
  * Parameters: --steps T (default 256), --heads H (default 32), --head-dim D (default 128, a
  * multiple of 32, <= 1024), --vocab V (embedding rows, default 8192).
  *
- * gpusim: no GPUSIM_KERNEL_US needed: each step is 3 kernels of one 5 us wave with fills of
- * H/1056, 1/1056 and H/1056, queued 1 us apart (the host needs ~12 us to launch what the
- * device runs in ~18 us); the name sequence (append, attention, argmax) repeats T times
- * with period 3, so ~80% of the window is dependency_chain.
+ * gpusim: GPUSIM_KERNEL_US="attention=100" (a decode step's attention over a long cache, plus
+ * the layers it stands for). Each step is then 3 one-wave kernels of 5, 100 and 5 us with
+ * fills of H/1056, H/1056 and 1/1056, queued 1 us apart, far longer than the host's cudaMalloc
+ * and 3 launches; the name sequence (append, attention, argmax) repeats T times with period 3,
+ * so ~90% of the window is dependency_chain. With 5 us waves only, the host's cost per step
+ * can exceed the device's and the gaps become launch_overhead.
  *
  * Counts (exact):
  *   launches = kernels = 1 + 3*steps    (1 fill of the embedding; 3 kernels a step)

@@ -13,10 +13,12 @@
  * Parameters: --threads T (default 4), --iters N (per thread, default 100), --kernels K
  * (per iteration, default 2).
  *
- * gpusim: GPUSIM_KERNEL_US="serve_=20" (a batch-1 layer reading 2 MiB of weights). Each
- * kernel is 1 wave of 20 us with a fill of 64/1056; with T streams overlapping the device
- * fill is about T*0.06, and the threads' short sync gaps are mostly covered by the other
- * streams' kernels, so 1 - T*0.06 of the window (~75% at T = 4) is small_batch.
+ * gpusim: GPUSIM_KERNEL_US="serve_=200" (a request's layer of a larger model). Each kernel is
+ * 1 wave of 200 us with a fill of 64/1056, long enough that the T streams' kernels overlap
+ * whatever the host threads' scheduling; the device fill is then about T*0.06, and each
+ * thread's short sync gap is covered by the other streams' kernels, so about 1 - T*0.06 of
+ * the window (~75% at T = 4) is small_batch. With short kernels the host threads cannot keep
+ * the streams overlapping, and each stream's kernels form chains.
  *
  * Counts (exact):
  *   launches = kernels = 1 + threads*iters*kernels  (1 fill of the weights on the legacy

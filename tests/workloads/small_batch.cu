@@ -11,10 +11,10 @@
  *
  * Parameters: --batch B (default 2), --iters N (forward passes, default 200).
  *
- * gpusim: GPUSIM_KERNEL_US="mlp_=20": a small-batch layer is bound by reading its weights
- * (4-16 MiB), ~20 us on a real GPU. Each layer is then 1 wave of 20 us with a fill of at most
- * 128*B/1056, queued 1 us apart, so (1 - fill) of ~95% of the window is small_batch. Without
- * it (5 us waves against 4 us launches) the result is the same, less clearly.
+ * gpusim: GPUSIM_KERNEL_US="mlp_=40": a small-batch layer is bound by reading its weights
+ * (4-64 MiB), ~5-25 us on a real GPU; 40 us keeps the device's time well above the host's
+ * launch cost on a loaded machine. Each layer is then 1 wave of 40 us with a fill of at most
+ * 128*B/1056, queued 1 us apart, so (1 - fill) of ~95% of the window is small_batch.
  *
  * Counts (exact):
  *   launches = kernels = 2 + 6*iters     (2 fills: parameters, input; 6 kernels a pass)

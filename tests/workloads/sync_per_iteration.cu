@@ -8,16 +8,18 @@
  * the next iteration's alpha) that costs --decide-us of real CPU work. The read-back drains
  * the queue, so the host's decision and its next launch happen while the GPU has nothing.
  *
- * Parameters: --iters N (default 200), --kernels K (gemm kernels per iteration, default 4),
+ * Parameters: --iters N (default 100), --kernels K (gemm kernels per iteration, default 4),
  * --item 0|1 (4-byte D2H copy per iteration, default 1), --device-sync 0|1
  * (cudaDeviceSynchronize per iteration, before the copy, default 0), --decide-us U (host
- * decision time, default 50), --waves W (each gemm is 512 x 528*W, k 512: W full waves).
+ * decision time, default 1000), --waves W (each gemm is 512 x 528*W, k 8192: W full waves).
  *
- * gpusim: GPUSIM_KERNEL_US="gemm=50": a 512x528x512 sgemm wave takes tens of us on a real GPU.
- * The synchronizing call then waits for ~K*50 us of queued work, a debt far larger than the
- * gap that follows it (decide-us + one 4 us launch), so that whole gap is host_sync (DESIGN
- * rule C.2): ~54 of ~265 us per iteration; the gemms are compute; the copy data_transfer
- * (5 us); the one-block reduction small_batch (5 us).
+ * gpusim: GPUSIM_KERNEL_US="gemm=1000": a 512x528x8192 sgemm (4.4 GFLOP) takes about a
+ * millisecond on a real GPU. The synchronizing call then waits for ~K ms of queued work, a
+ * debt far larger than the gap that follows it (decide-us + one launch), so that whole gap
+ * is host_sync (DESIGN rule C.2): ~1 of ~5 ms per iteration at the defaults; the gemms are
+ * compute; the copy data_transfer (5 us); the one-block reduction small_batch (5 us). The
+ * millisecond scale keeps the picture when a loaded CI machine preempts the host for
+ * milliseconds: the queued gemms cover the host's absence.
  *
  * Counts (exact):
  *   launches = kernels = 2 + iters*(kernels + 1)   (2 fills; K gemms + 1 reduction a step)
@@ -51,7 +53,7 @@ __global__ void loss_reduce_sum_kernel(const float *c, long n, float *loss)
 
 int main(int argc, char **argv)
 {
-	long iters = 200, kernels = 4, item = 1, device_sync = 0, decide_us = 50, waves = 1;
+	long iters = 100, kernels = 4, item = 1, device_sync = 0, decide_us = 1000, waves = 1;
 	const struct wl_opt opts[] = {
 		{"iters", &iters, NULL, 1, 1000000, NULL, "iterations"},
 		{"kernels", &kernels, NULL, 1, 1000, NULL, "gemm kernels per iteration"},
@@ -68,7 +70,7 @@ int main(int argc, char **argv)
 
 	wl_parse(argc, argv, "a read-back and a host decision every iteration (cause: host_sync)",
 		 opts, WL_ARRAY_SIZE(opts));
-	long m = 512, n = 528 * waves, k = 512;
+	long m = 512, n = 528 * waves, k = 8192;
 	host_out = (float *)malloc(4096 * sizeof(float));
 	scratch = (uint8_t *)malloc(4096);
 	if (!host_out || !scratch)

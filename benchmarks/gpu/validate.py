@@ -1,0 +1,660 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# The body of validate.sh: runs every check, prints progress, writes the JSON and markdown
+# summaries. See validate.sh for usage; README.md for what each section checks and why.
+import argparse
+import csv
+import datetime
+import glob
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import wlcheck  # noqa: E402
+
+SCHEMA = 'gpuwhy-validate/1'
+
+
+class Validation:
+    def __init__(self, a):
+        self.a = a
+        self.sim = a.sim
+        self.t0 = time.monotonic()
+        self.out = os.path.abspath(a.out)
+        os.makedirs(self.out, exist_ok=True)
+        self.work = tempfile.mkdtemp(prefix='gpuwhy-validate-')
+        self.logf = open(os.path.join(self.out, 'validate.log'), 'w')
+        self.results = []
+        self.info = {'versions': {}, 'build': {}}
+        self.env = dict(os.environ)
+        self.env.pop('LD_PRELOAD', None)
+        self.env['GPUWHY_QUIET'] = '1'
+        self.build = None
+        self.nvcc = None
+
+    # --- plumbing ---------------------------------------------------------------------
+
+    def elapsed(self):
+        return time.monotonic() - self.t0
+
+    def left(self):
+        return self.a.budget - self.elapsed()
+
+    def log(self, msg):
+        line = '[%4.0fs] %s' % (self.elapsed(), msg)
+        print(line, file=sys.stderr, flush=True)
+        self.logf.write(line + '\n')
+        self.logf.flush()
+
+    def record(self, section, name, status, **detail):
+        r = {'section': section, 'name': name, 'status': status}
+        r.update(detail)
+        self.results.append(r)
+        extra = ''
+        if 'expected' in detail or 'got' in detail:
+            extra = ': expected %s, got %s' % (detail.get('expected'), detail.get('got'))
+        elif 'note' in detail:
+            extra = ': ' + str(detail['note'])
+        self.log('%-4s %s %s%s' % (status, section, name, extra))
+
+    def run(self, cmd, env=None, timeout=120, cwd=None, name=None):
+        """Runs cmd; returns (rc, stdout, stderr, seconds). rc 124 on timeout, 127 when the
+        program is missing. Never raises."""
+        timeout = max(1, min(timeout, self.left()))
+        t = time.monotonic()
+        try:
+            p = subprocess.run(cmd, env=env or self.env, cwd=cwd or self.work, timeout=timeout,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               errors='replace')
+            rc, so, se = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, so, se = 124, e.stdout or '', (e.stderr or '') + '\n(timed out)'
+            so = so if isinstance(so, str) else so.decode(errors='replace')
+            se = se if isinstance(se, str) else se.decode(errors='replace')
+        except OSError as e:
+            rc, so, se = 127, '', str(e)
+        secs = time.monotonic() - t
+        if name:
+            with open(os.path.join(self.work, name + '.log'), 'w') as f:
+                f.write('$ %s\n[rc %d, %.2fs]\n--- stdout\n%s\n--- stderr\n%s\n' %
+                        (' '.join(map(str, cmd)), rc, secs, so, se))
+        return rc, so, se, secs
+
+    def budget_ok(self, section, need_s):
+        if self.left() >= need_s:
+            return True
+        self.record(section, 'all', 'SKIP',
+                    note='out of time: %.0f s left, needs ~%d s' % (self.left(), need_s))
+        return False
+
+    # --- sections ---------------------------------------------------------------------
+
+    def versions(self):
+        v = self.info['versions']
+        v['host'] = platform.node()
+        v['os'] = platform.platform()
+        v['date_utc'] = datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')
+        v['mode'] = 'sim' if self.sim else 'gpu'
+        rc, so, _, _ = self.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], timeout=10)
+        v['commit'] = so.strip() if rc == 0 else None
+        self.nvcc = shutil.which('nvcc') or (os.path.exists('/usr/local/cuda/bin/nvcc') and
+                                              '/usr/local/cuda/bin/nvcc') or None
+        if self.nvcc:
+            rc, so, _, _ = self.run([self.nvcc, '--version'], timeout=30)
+            m = re.search(r'release ([\d.]+), V([\d.]+)', so)
+            v['nvcc'] = m.group(2) if m else so.strip().splitlines()[-1:]
+        if self.sim:
+            v['gpu'] = 'gpusim (simulated GPU: a test double, no GPU measured)'
+        else:
+            rc, so, se, _ = self.run(['nvidia-smi', '--query-gpu=name,driver_version,'
+                                      'memory.total,compute_cap', '--format=csv,noheader'],
+                                     timeout=30)
+            if rc == 0 and so.strip():
+                f = [x.strip() for x in so.strip().splitlines()[0].split(',')]
+                v.update({'gpu': f[0], 'driver': f[1], 'gpu_memory': f[2],
+                          'compute_capability': f[3] if len(f) > 3 else None})
+            else:
+                v['gpu'] = None
+                self.record('versions', 'nvidia-smi', 'FAIL', note=(se or so).strip()[-300:])
+            rc, so, _, _ = self.run([sys.executable, '-c', 'import torch; print(torch.__version__,'
+                                     ' torch.version.cuda, torch.cuda.is_available())'],
+                                    timeout=60)
+            v['torch'] = so.strip() if rc == 0 else None
+            ncu = self.find_ncu()
+            if ncu:
+                rc, so, _, _ = self.run([ncu, '--version'], timeout=30)
+                v['ncu'] = so.strip().splitlines()[-1] if rc == 0 and so.strip() else None
+            cupti = sorted(set(glob.glob('/usr/local/cuda*/extras/CUPTI/lib64/libcupti.so*') +
+                               glob.glob('/usr/local/cuda*/lib64/libcupti.so*')))
+            v['cupti'] = cupti[:4]
+        self.record('versions', 'recorded', 'INFO', note=json.dumps(v, sort_keys=True))
+
+    def find_ncu(self):
+        for c in [shutil.which('ncu'), '/usr/local/cuda/bin/ncu'] + \
+                sorted(glob.glob('/opt/nvidia/nsight-compute/*/ncu'), reverse=True):
+            if c and os.path.exists(c):
+                return c
+        return None
+
+    def have_outputs(self, b):
+        need = ['lib/libgpuwhy.so', 'tools/gpuwhy', 'tools/gpuwhy-report',
+                'tests/workloads/healthy']
+        return all(os.path.exists(os.path.join(b, n)) for n in need)
+
+    def do_build(self):
+        a, bi = self.a, self.info['build']
+        carried = os.path.join(ROOT, '.device', 'build')
+        if a.build:
+            self.build = os.path.abspath(a.build)
+            bi['source'] = 'given: ' + self.build
+        elif not self.sim and not a.rebuild and self.have_outputs(carried):
+            self.build = carried
+            bi['source'] = 'carried (.device/build, built on another machine)'
+        else:
+            b = os.path.join(self.work, 'build')
+            opts = ['-Dworkloads=enabled', '-Dworkloads_static=%s' % str(not self.sim).lower()]
+            self.log('building gpuwhy and the workloads in %s' % b)
+            rc, so, se, secs = self.run(['meson', 'setup', b, ROOT] + opts, timeout=240,
+                                        cwd=ROOT, name='build-setup')
+            if rc == 0:
+                rc, so, se, secs2 = self.run(['meson', 'compile', '-C', b], timeout=400,
+                                             name='build-compile')
+                secs += secs2
+            if rc == 0:
+                self.build = b
+                bi['source'] = 'built here in %.0f s' % secs
+            elif self.have_outputs(carried):
+                self.build = carried
+                bi['source'] = 'carried (.device/build): building here failed: ' + \
+                    (se or so).strip()[-200:]
+            else:
+                self.record('build', 'meson', 'FAIL', note=(se or so).strip()[-500:])
+                return False
+        devlib = os.path.join(ROOT, '.device', 'lib')
+        if self.build == carried and os.path.isdir(devlib):
+            self.env['LD_LIBRARY_PATH'] = devlib + ':' + self.env.get('LD_LIBRARY_PATH', '')
+        if not self.sim:
+            for d in ['/usr/local/cuda/lib64', '/usr/local/cuda/extras/CUPTI/lib64']:
+                if os.path.isdir(d):
+                    self.env['LD_LIBRARY_PATH'] = self.env.get('LD_LIBRARY_PATH', '') + ':' + d
+        ok = self.have_outputs(self.build)
+        self.record('build', 'outputs', 'PASS' if ok else 'FAIL', note=bi['source'])
+        rc, so, se, _ = self.run([os.path.join(self.build, 'tools', 'gpuwhy-report'), '--help'],
+                                 timeout=20)
+        self.report_json = '--json' in so + se
+        if not self.report_json:
+            self.record('build', 'gpuwhy-report --json', 'SKIP',
+                        note='this gpuwhy-report has no --json: causes are not checked, '
+                        'counts come from --dump alone')
+        return ok
+
+    def gpuwhy_run(self, tag, cmd, extra_env=None, timeout=120):
+        """Runs cmd under `gpuwhy run`; returns (rc, secs, [trace paths])."""
+        d = os.path.join(self.work, 'traces', tag)
+        os.makedirs(d, exist_ok=True)
+        env = dict(self.env)
+        env.update(extra_env or {})
+        launcher = [os.path.join(self.build, 'tools', 'gpuwhy'), 'run', '-o', d + '/',
+                    '--no-report'] + (['--sim'] if self.sim else []) + ['--']
+        rc, so, se, secs = self.run(launcher + cmd, env=env, timeout=timeout, name='run-' + tag)
+        return rc, secs, sorted(glob.glob(os.path.join(d, '*.trace.zst'))), se
+
+    def analyse(self, trace, tag):
+        """(report dict or None, dump path or None) of one trace."""
+        rep_bin = os.path.join(self.build, 'tools', 'gpuwhy-report')
+        report = None
+        if self.report_json:
+            rc, so, se, _ = self.run([rep_bin, '--json', trace], timeout=120,
+                                     name='report-' + tag)
+            if rc == 0:
+                try:
+                    report = json.loads(so)
+                    with open(os.path.join(self.work, 'report-%s.json' % tag), 'w') as f:
+                        f.write(so)
+                except ValueError:
+                    self.record('report', tag, 'FAIL', note='--json output is not JSON')
+            else:
+                self.record('report', tag, 'FAIL', note='exit %d: %s' % (rc, se.strip()[-200:]))
+        dump = os.path.join(self.work, 'dump-%s.txt' % tag)
+        with open(dump, 'w') as f:
+            rc = subprocess.call([rep_bin, '--dump', trace], stdout=f, stderr=subprocess.DEVNULL,
+                                 env=self.env)
+        return report, (dump if rc == 0 else None)
+
+    @staticmethod
+    def header(dump):
+        """pid, ppid and flags of a trace's HEADER record."""
+        with open(dump, errors='replace') as f:
+            for line in f:
+                if line.startswith('HEADER '):
+                    return {k: int(v) for k, v in re.findall(r'\b(pid|ppid|flags)=(\d+)', line)}
+        return {}
+
+    def workloads(self):
+        with open(os.path.join(ROOT, 'tests', 'workloads', 'workloads.json')) as f:
+            specs = json.load(f)['workloads']
+        wdir = os.path.join(self.build, 'tests', 'workloads')
+        variants = [''] if self.sim else ['', '-static']
+        if self.sim:
+            self.record('workloads', 'static cudart variants', 'SKIP',
+                        note='a static cudart cannot run on gpusim (needs a GPU)')
+        for spec in specs:
+            for variant in variants:
+                name = spec['name'] + variant
+                binary = os.path.join(wdir, name)
+                if not os.path.exists(binary):
+                    self.record('workloads', name, 'SKIP' if variant else 'FAIL',
+                                note='not built')
+                    continue
+                if not self.budget_ok('workloads', 20):
+                    return
+                args = wlcheck.resolve_args(spec, [])
+                env = spec.get('env', {}) if self.sim else {}
+                rc, secs, traces, se = self.gpuwhy_run(name, [binary] + wlcheck.argv_of(args),
+                                                       env)
+                if rc != 0 or not traces:
+                    self.record('workloads', name, 'FAIL',
+                                note='exit %d, %d traces: %s' % (rc, len(traces),
+                                                                 se.strip()[-300:]))
+                    continue
+                analysed = [(t, '%s-%d' % (name, i)) + self.analyse(t, '%s-%d' % (name, i))
+                             for i, t in enumerate(traces)]
+                headers = [self.header(d) if d else {} for _, _, _, d in analysed]
+                pids = {h.get('pid') for h in headers}
+                for (trace, tag, report, dump), hdr in zip(analysed, headers):
+                    # a fork child is the trace whose parent wrote another trace of this run
+                    child = bool(spec.get('child_counts')) and hdr.get('ppid') in pids
+                    if child:
+                        self.record('workloads', name + ' fork child header flag',
+                                    'PASS' if hdr.get('flags', 0) & 2 else 'WARN',
+                                    expected='GW_HEADER_FORKED set', got=hdr.get('flags'))
+                    checks = wlcheck.check_run(spec, args, report, dump, self.sim, child)
+                    bad = [c for c in checks if c['status'] == 'FAIL']
+                    judged = [c for c in checks if c['status'] in ('PASS', 'FAIL')]
+                    summary = {'checks': checks, 'seconds': round(secs, 3),
+                               'process': 'child' if child else 'main'}
+                    if report:
+                        summary['breakdown'] = report.get('breakdown')
+                        summary['top_idle_cause'] = report.get('top_idle_cause')
+                        summary['dominant_cause'] = report.get('dominant_cause')
+                    self.record('workloads', name + (' (fork child)' if child else ''),
+                                'FAIL' if bad else ('PASS' if judged else 'SKIP'),
+                                note='%d/%d checks pass%s' % (
+                                    len(judged) - len(bad), len(judged),
+                                    ''.join('; %s: expected %s, got %s' %
+                                            (c['check'], c['expected'], c['got'])
+                                            for c in bad)),
+                                **summary)
+
+    def build_helper(self, src, extra=()):
+        if not self.nvcc:
+            return None
+        out = os.path.join(self.work, os.path.basename(src).replace('.cu', ''))
+        cmd = [self.nvcc, '-O2', '-arch=sm_90', '-o', out, os.path.join(HERE, src)]
+        if self.sim:
+            cmd[1:1] = ['-cudart', 'shared']
+        rc, so, se, _ = self.run(cmd + list(extra), timeout=180, name='nvcc-' + src)
+        if rc != 0:
+            self.record('programs', src, 'FAIL', note='nvcc: ' + se.strip()[-300:])
+            return None
+        return out
+
+    def overhead(self, section, name, cmd, reps, timing_re):
+        """Alternated plain / gpuwhy runs; the program prints its loop time."""
+        plain, traced = [], []
+        for _ in range(reps):
+            if self.left() < 30:
+                break
+            rc, so, _, _ = self.run(cmd, timeout=60)
+            m = re.search(timing_re, so)
+            if rc == 0 and m:
+                plain.append(float(m.group(1)))
+            rc, secs, traces, se = self.gpuwhy_run(name + '-overhead', cmd)
+            for t in traces:
+                os.unlink(t)
+            m = re.search(timing_re, self.last_stdout(name + '-overhead'))
+            if rc == 0 and m:
+                traced.append(float(m.group(1)))
+        if len(plain) >= 3 and len(traced) >= 3:
+            p, t = statistics.median(plain), statistics.median(traced)
+            self.record(section, name + ' overhead', 'INFO',
+                        note='median loop %.3f ms plain, %.3f ms under gpuwhy: %+.1f%% (%d runs '
+                        'each, alternated)' % (p, t, 100 * (t / p - 1), len(plain)),
+                        plain_ms=plain, gpuwhy_ms=traced, overhead=t / p - 1)
+        else:
+            self.record(section, name + ' overhead', 'SKIP', note='too few good runs')
+
+    def last_stdout(self, tag):
+        try:
+            with open(os.path.join(self.work, 'run-%s.log' % tag)) as f:
+                text = f.read()
+            return text.split('--- stdout\n', 1)[1].split('\n--- stderr\n', 1)[0]
+        except (OSError, IndexError):
+            return ''
+
+    def graph_and_cublas(self):
+        if not self.budget_ok('programs', 30):
+            return
+        g = self.build_helper('graph_replay.cu')
+        if g:
+            replays, kernels = 1000, 8
+            rc, secs, traces, se = self.gpuwhy_run('graph_replay', [g, str(replays), str(kernels)])
+            if rc != 0 or not traces:
+                self.record('programs', 'graph_replay', 'FAIL', note='exit %d: %s' %
+                            (rc, se.strip()[-300:]))
+            else:
+                report, dump = self.analyse(traces[0], 'graph_replay')
+                c = wlcheck.counts_from_dump(dump) if dump else {}
+                dropped = self.dropped(dump) if dump else 0
+                want = {'kernels': kernels * replays, 'graph_launches': replays,
+                        'launches': kernels, 'syncs_explicit': 2}
+                for k, v in want.items():
+                    status = 'PASS' if c.get(k) == v else 'FAIL'
+                    # records capture dropped and counted are a finding, not a miscount
+                    if status == 'FAIL' and dropped and c.get(k, 0) < v <= c.get(k, 0) + dropped:
+                        status = 'WARN'
+                    self.record('programs', 'graph_replay trace ' + k, status, expected=v,
+                                got=c.get(k), dropped_records=dropped)
+                if report:
+                    got = report.get('counts', {}).get('kernels')
+                    self.record('programs', 'graph_replay report counts.kernels',
+                                'PASS' if got == kernels * replays else 'FAIL',
+                                expected=kernels * replays, got=got)
+                if not self.sim:
+                    self.overhead('programs', 'graph_replay', [g, str(replays), str(kernels)],
+                                  5, r'loop_ms=([\d.]+)')
+        if self.sim:
+            self.record('programs', 'cublas_gemm', 'SKIP', note='needs a GPU (gpusim has no '
+                        'cuBLAS)')
+            return
+        cb = self.build_helper('cublas_gemm.cu', ['-lcublas'])
+        if not cb:
+            return
+        iters = 100
+        rc, secs, traces, se = self.gpuwhy_run('cublas_gemm', [cb, str(iters)])
+        if rc != 0 or not traces:
+            self.record('programs', 'cublas_gemm', 'FAIL', note='exit %d: %s' %
+                        (rc, se.strip()[-300:]))
+            return
+        report, dump = self.analyse(traces[0], 'cublas_gemm')
+        c = wlcheck.counts_from_dump(dump) if dump else {}
+        k = c.get('kernels', 0)
+        self.record('programs', 'cublas_gemm kernels', 'PASS' if k >= iters and k % iters == 0
+                    else 'FAIL', expected='a multiple of %d' % iters, got=k)
+        names = self.kernel_names(dump) if dump else []
+        classes = sorted({self.classify(n) for n in names})
+        self.record('programs', 'cublas_gemm kernel classes',
+                    'PASS' if classes == ['compute'] else 'FAIL', expected=['compute'],
+                    got=classes, names=names[:8])
+        self.overhead('programs', 'cublas_gemm', [cb, str(iters)], 5, r'loop_ms=([\d.]+)')
+
+    @staticmethod
+    def dropped(dump):
+        with open(dump, errors='replace') as f:
+            return sum(int(m.group(1)) for line in f if line.startswith('DROPS ')
+                       for m in [re.search(r'\bcount=(\d+)', line)] if m)
+
+    @staticmethod
+    def kernel_names(dump):
+        names = []
+        with open(dump, errors='replace') as f:
+            for line in f:
+                if line.startswith('STRING ') and re.search(r'\bkind=1\b', line):
+                    m = re.search(r'\btext=(.*)$', line.rstrip('\n'))
+                    if m:
+                        names.append(m.group(1))
+        return names
+
+    def classify(self, name):
+        if not hasattr(self, '_rules'):
+            with open(os.path.join(ROOT, 'analysis', 'kernel-classes.def')) as f:
+                self._rules = re.findall(r'^K\((\w+),\s*"([^"]+)"\)', f.read(), re.M)
+        low = name.lower()
+        for bucket, needle in self._rules:
+            if needle in low:
+                return bucket.lower()
+        return 'compute'
+
+    def torch_section(self):
+        if self.sim:
+            self.record('torch', 'training loop', 'SKIP', note='needs a GPU')
+            return
+        if not (self.info['versions'].get('torch') or '').endswith('True'):
+            self.record('torch', 'training loop', 'SKIP', note='no PyTorch with CUDA here')
+            return
+        if not self.budget_ok('torch', 60):
+            return
+        script = os.path.join(HERE, 'torch_loop.py')
+        base = [sys.executable, script, '--steps', str(self.a.torch_steps)]
+        variants = {'plain': {}, 'gpuwhy': {}, 'torch.profiler': {}}
+        counts = {}
+        reps = 5 if self.left() > 240 else 3
+        for rep in range(reps):
+            for v in variants:
+                if self.left() < 45:
+                    break
+                j = os.path.join(self.work, 'torch-%s-%d.json' % (v.replace('.', '_'), rep))
+                if v == 'plain':
+                    rc, so, se, _ = self.run(base + ['--json', j], timeout=120,
+                                             name='torch-plain-%d' % rep)
+                elif v == 'gpuwhy':
+                    rc, _, traces, se = self.gpuwhy_run('torch-%d' % rep, base + ['--json', j],
+                                                        timeout=120)
+                    if rc == 0 and traces and rep == 0:
+                        report, dump = self.analyse(traces[0], 'torch-gpuwhy')
+                        c = wlcheck.counts_from_dump(dump) if dump else {}
+                        counts['gpuwhy_kernels'] = (report or {}).get('counts', {}).get(
+                            'kernels', c.get('kernels'))
+                        counts['gpuwhy_trace_bytes'] = os.path.getsize(traces[0])
+                else:
+                    tr = os.path.join(self.work, 'torch-profiler-%d.trace.json' % rep)
+                    rc, so, se, _ = self.run(base + ['--json', j, '--profile', 'torch',
+                                                     '--trace', tr], timeout=180,
+                                             name='torch-profiler-%d' % rep)
+                    if rc == 0 and rep == 0:
+                        with open(j) as f:
+                            pj = json.load(f)
+                        counts['profiler_kernels'] = pj.get('profiler_kernels')
+                        counts['profiler_trace_bytes'] = pj.get('trace_bytes')
+                    if os.path.exists(tr):
+                        os.unlink(tr)
+                if rc != 0:
+                    self.record('torch', '%s run %d' % (v, rep), 'FAIL',
+                                note='exit %d: %s' % (rc, se.strip()[-300:]))
+                    continue
+                with open(j) as f:
+                    for cfg, r in json.load(f)['configs'].items():
+                        variants[v].setdefault(cfg, []).append(r['step_ms'])
+        gk, pk = counts.get('gpuwhy_kernels'), counts.get('profiler_kernels')
+        self.record('torch', 'kernel count gpuwhy vs torch.profiler',
+                    'PASS' if gk is not None and gk == pk else ('FAIL' if gk and pk else 'SKIP'),
+                    expected=pk, got=gk,
+                    note_bytes='gpuwhy trace %s bytes, profiler Chrome trace %s bytes' % (
+                        counts.get('gpuwhy_trace_bytes'), counts.get('profiler_trace_bytes')))
+        if counts.get('gpuwhy_trace_bytes') and counts.get('profiler_trace_bytes'):
+            self.record('torch', 'trace size', 'INFO', note='gpuwhy %d bytes, torch.profiler '
+                        '%d bytes: %.0fx smaller' % (counts['gpuwhy_trace_bytes'],
+                                                     counts['profiler_trace_bytes'],
+                                                     counts['profiler_trace_bytes'] /
+                                                     counts['gpuwhy_trace_bytes']))
+        for cfg in variants['plain']:
+            p = statistics.median(variants['plain'][cfg])
+            row = {'plain_ms': variants['plain'][cfg]}
+            notes = ['plain %.3f ms/step' % p]
+            for v in ('gpuwhy', 'torch.profiler'):
+                if variants[v].get(cfg):
+                    m = statistics.median(variants[v][cfg])
+                    row[v + '_ms'] = variants[v][cfg]
+                    notes.append('%s %+.1f%%' % (v, 100 * (m / p - 1)))
+            self.record('torch', 'overhead ' + cfg, 'INFO', note=', '.join(notes) +
+                        ' (medians of %d alternated runs)' % len(variants['plain'][cfg]), **row)
+        # attribution per configuration, one process each
+        for cfg in ['small-item', 'small', 'large-item', 'large']:
+            if self.left() < 40:
+                self.record('torch', 'attribution ' + cfg, 'SKIP', note='out of time')
+                continue
+            rc, _, traces, se = self.gpuwhy_run('torch-' + cfg, base + ['--configs', cfg],
+                                                timeout=120)
+            if rc != 0 or not traces:
+                self.record('torch', 'attribution ' + cfg, 'FAIL', note=se.strip()[-300:])
+                continue
+            report, _ = self.analyse(traces[0], 'torch-' + cfg)
+            if not report:
+                self.record('torch', 'attribution ' + cfg, 'SKIP', note='no --json report')
+                continue
+            self.record('torch', 'attribution ' + cfg, 'INFO',
+                        note='dominant %s, top idle %s' % (report.get('dominant_cause'),
+                                                           report.get('top_idle_cause')),
+                        breakdown=report.get('breakdown'), counts=report.get('counts'))
+
+    NCU_METRICS = ['sm__throughput.avg.pct_of_peak_sustained_elapsed',
+                   'dram__throughput.avg.pct_of_peak_sustained_elapsed',
+                   'launch__grid_size', 'launch__waves_per_multiprocessor',
+                   'sm__warps_active.avg.pct_of_peak_sustained_active']
+
+    def ncu_section(self):
+        if self.sim:
+            self.record('ncu', 'one kernel per class', 'SKIP', note='needs a GPU')
+            return
+        ncu = self.find_ncu()
+        if not ncu:
+            self.record('ncu', 'one kernel per class', 'SKIP', note='ncu not found')
+            return
+        wdir = os.path.join(self.build, 'tests', 'workloads')
+        cases = [
+            ('bandwidth_bound', 'bandwidth_bound', ['--iters', '1'], 'elementwise_add_kernel'),
+            ('low_intensity', 'low_intensity', ['--iters', '1'], 'transpose_tiled_kernel'),
+            ('small_batch', 'small_batch', ['--iters', '1'], 'mlp_fc2_bias_gelu_kernel'),
+            ('compute', 'sync_per_iteration', ['--iters', '1', '--waves', '4', '--decide-us',
+                                               '0'], 'sgemm_tile16_nn_kernel'),
+        ]
+        for cls, prog, args, kernel in cases:
+            if not self.budget_ok('ncu', 25):
+                return
+            cmd = [ncu, '--csv', '--page', 'raw', '--kernel-name', 'regex:' + kernel,
+                   '--launch-count', '1', '--metrics', ','.join(self.NCU_METRICS),
+                   os.path.join(wdir, prog)] + args
+            rc, so, se, _ = self.run(cmd, timeout=120, name='ncu-' + cls)
+            vals = self.parse_ncu(so)
+            if rc != 0 or not vals:
+                self.record('ncu', kernel, 'FAIL', note='exit %d: %s' %
+                            (rc, (se or so).strip()[-300:]))
+                continue
+            sm = vals.get('sm__throughput.avg.pct_of_peak_sustained_elapsed')
+            dram = vals.get('dram__throughput.avg.pct_of_peak_sustained_elapsed')
+            waves = vals.get('launch__waves_per_multiprocessor')
+            # DESIGN's counter rule: DRAM >= 60% -> bandwidth_bound; both < 60% ->
+            # low_intensity; for a small grid, under half a wave; dense: SM >= 60%.
+            agree = {
+                'bandwidth_bound': dram is not None and dram >= 60,
+                'low_intensity': sm is not None and dram is not None and sm < 60 and dram < 60,
+                'small_batch': waves is not None and waves < 0.5,
+                'compute': sm is not None and sm >= 60,
+            }[cls]
+            self.record('ncu', '%s (%s)' % (kernel, cls), 'PASS' if agree else 'WARN',
+                        note='SM %s%%, DRAM %s%%, waves/SM %s, grid %s: %s gpuwhy\'s class' % (
+                            sm, dram, waves, vals.get('launch__grid_size'),
+                            'agrees with' if agree else 'disagrees with'), metrics=vals)
+
+    @staticmethod
+    def parse_ncu(text):
+        rows = [r for r in csv.reader(io.StringIO('\n'.join(
+            l for l in text.splitlines() if l.startswith('"')))) if r]
+        if len(rows) < 3:
+            return {}
+        head, vals = rows[0], rows[-1]
+        out = {}
+        for h, v in zip(head, vals):
+            try:
+                out[h] = float(v.replace(',', ''))
+            except ValueError:
+                pass
+        return out
+
+    # --- summary ----------------------------------------------------------------------
+
+    def summarize(self):
+        totals = {}
+        for r in self.results:
+            totals[r['status']] = totals.get(r['status'], 0) + 1
+        doc = {'schema': SCHEMA, 'mode': 'sim' if self.sim else 'gpu',
+               'elapsed_s': round(self.elapsed(), 1), 'budget_s': self.a.budget,
+               'info': self.info, 'totals': totals, 'passed': not totals.get('FAIL'),
+               'results': self.results}
+        with open(os.path.join(self.out, 'validate.json'), 'w') as f:
+            json.dump(doc, f, indent=1, default=str)
+        v = self.info['versions']
+        md = ['# gpuwhy validation (%s)' % doc['mode'], '',
+              '%s on %s; GPU %s; driver %s; nvcc %s; PyTorch %s; commit %s; %.0f s.' % (
+                  v.get('date_utc'), v.get('host'), v.get('gpu'), v.get('driver', '-'),
+                  v.get('nvcc', '-'), v.get('torch', '-'), v.get('commit'), self.elapsed()),
+              '', 'Build: %s.' % self.info['build'].get('source'), '',
+              'Totals: ' + ', '.join('%s %d' % kv for kv in sorted(totals.items())), '',
+              '| section | check | status | detail |', '| --- | --- | --- | --- |']
+        for r in self.results:
+            if r['section'] == 'versions':
+                continue
+            detail = r.get('note')
+            if detail is None and ('expected' in r or 'got' in r):
+                detail = 'expected %s, got %s' % (r.get('expected'), r.get('got'))
+            md.append('| %s | %s | %s | %s |' % (r['section'], r['name'], r['status'],
+                                                 str(detail or '').replace('|', '/')))
+        if self.sim:
+            md += ['', 'Simulated GPU: counts and causes check gpuwhy against gpusim\'s '
+                   'cost model; no number here is a GPU measurement.']
+        with open(os.path.join(self.out, 'validate.md'), 'w') as f:
+            f.write('\n'.join(md) + '\n')
+        with tarfile.open(os.path.join(self.out, 'details.tar.gz'), 'w:gz') as t:
+            for p in sorted(glob.glob(os.path.join(self.work, '*.json')) +
+                            glob.glob(os.path.join(self.work, '*.log'))):
+                t.add(p, arcname=os.path.basename(p))
+        self.log('summary: %s (%s) in %s' % ('PASS' if doc['passed'] else 'FAIL',
+                                            ', '.join('%s %d' % kv for kv in
+                                                      sorted(totals.items())), self.out))
+        return doc['passed']
+
+
+def main():
+    ap = argparse.ArgumentParser(prog='validate.sh')
+    ap.add_argument('--sim', action='store_true')
+    ap.add_argument('--build')
+    ap.add_argument('--rebuild', action='store_true')
+    ap.add_argument('--out', default=os.environ.get('OUT') or 'validate-out')
+    ap.add_argument('--budget', type=float, default=460)
+    ap.add_argument('--torch-steps', type=int, default=40)
+    ap.add_argument('--keep', action='store_true', help='keep the work folder')
+    a = ap.parse_args()
+    v = Validation(a)
+    v.log('gpuwhy validation, %s mode, budget %.0f s, work in %s' %
+          ('sim' if a.sim else 'gpu', a.budget, v.work))
+    try:
+        v.versions()
+        if v.do_build():
+            v.workloads()
+            v.graph_and_cublas()
+            v.torch_section()
+            v.ncu_section()
+    except Exception as e:  # a bug here must still leave a summary behind
+        import traceback
+        v.record('validate', 'internal error', 'FAIL', note=repr(e))
+        v.log(traceback.format_exc())
+    ok = v.summarize()
+    if not a.keep:
+        shutil.rmtree(v.work, ignore_errors=True)
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
