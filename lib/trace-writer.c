@@ -637,7 +637,9 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 	w.flush_ns = opt->flush_interval_ns ? opt->flush_interval_ns : GW_DEFAULT_FLUSH_NS;
 	pthread_once(&key_once, make_thread_key);
 
-	r = map_pool(nslots, round_pow2(buf_bytes));
+	/* under strict overcommit the whole pool is committed up front: settle for fewer threads */
+	while ((r = map_pool(nslots, round_pow2(buf_bytes))) == -ENOMEM && nslots > 8)
+		nslots /= 2;
 	if (r < 0)
 		goto fail;
 	w.frame_cap = w.frame_bytes + GW_FRAME_SLACK;
