@@ -526,6 +526,13 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
 	RT_END(begin_capture(stream, false));
 }
 
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+	RT_BEGIN(cudaStreamBeginCapture_ptsz, v10000, stream, mode);
+
+	RT_END(begin_capture(stream, true));
+}
+
 static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph, bool per_thread)
 {
 	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
@@ -548,18 +555,38 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 	RT_END(end_capture(stream, pGraph, false));
 }
 
-cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus)
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
 {
-	struct gw_sim_stream *s;
+	RT_BEGIN(cudaStreamEndCapture_ptsz, v10000, stream, pGraph);
 
-	gw_sim_init();
-	s = gw_sim_stream_get(stream, false);
+	RT_END(end_capture(stream, pGraph, true));
+}
+
+static cudaError_t is_capturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus,
+				bool per_thread)
+{
+	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+
 	if (!s)
 		return cudaErrorInvalidResourceHandle;
 	if (!pStatus)
 		return cudaErrorInvalidValue;
 	*pStatus = s->capture ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
 	return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus)
+{
+	RT_BEGIN(cudaStreamIsCapturing, v10000, stream, pStatus);
+
+	RT_END(is_capturing(stream, pStatus, false));
+}
+
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus)
+{
+	RT_BEGIN(cudaStreamIsCapturing_ptsz, v10000, stream, pStatus);
+
+	RT_END(is_capturing(stream, pStatus, true));
 }
 
 static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph)

@@ -143,6 +143,13 @@ cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 	RT_END(malloc_async(devPtr, size, hStream, false));
 }
 
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
+	RT_BEGIN(cudaMallocAsync_ptsz, v11020, devPtr, size, hStream);
+
+	RT_END(malloc_async(devPtr, size, hStream, true));
+}
+
 cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool,
 				    cudaStream_t stream)
 {
@@ -172,6 +179,13 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	RT_BEGIN(cudaFreeAsync, v11020, devPtr, hStream);
 
 	RT_END(free_async(devPtr, hStream, false));
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+	RT_BEGIN(cudaFreeAsync_ptsz, v11020, devPtr, hStream);
+
+	RT_END(free_async(devPtr, hStream, true));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
@@ -470,6 +484,26 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 	RT_END(do_copy(&r));
 }
 
+cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
+			      size_t width, size_t height, enum cudaMemcpyKind kind)
+{
+	RT_BEGIN(cudaMemcpy2D_ptds, v7000, dst, dpitch, src, spitch, width, height, kind);
+	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, NULL, false, true};
+
+	RT_END(do_copy(&r));
+}
+
+cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
+				   size_t width, size_t height, enum cudaMemcpyKind kind,
+				   cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpy2DAsync_ptsz, v7000, dst, dpitch, src, spitch, width, height, kind,
+		 stream);
+	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, stream, true, true};
+
+	RT_END(do_copy(&r));
+}
+
 static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset, char **ret)
 {
 	size_t size;
@@ -483,40 +517,86 @@ static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset,
 	return cudaSuccess;
 }
 
+static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
+			     enum cudaMemcpyKind kind, cudaStream_t stream, bool async,
+			     bool per_thread)
+{
+	struct copy_req r = {NULL, src, count, count, count, 1, kind, stream, async, per_thread};
+	char *p;
+	cudaError_t err = symbol_range(symbol, count, offset, &p);
+
+	if (err != cudaSuccess)
+		return err;
+	if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice &&
+	    kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	r.dst = p;
+	return do_copy(&r);
+}
+
+static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
+			       enum cudaMemcpyKind kind, cudaStream_t stream, bool async,
+			       bool per_thread)
+{
+	struct copy_req r = {dst, NULL, count, count, count, 1, kind, stream, async, per_thread};
+	char *p;
+	cudaError_t err = symbol_range(symbol, count, offset, &p);
+
+	if (err != cudaSuccess)
+		return err;
+	if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice &&
+	    kind != cudaMemcpyDefault)
+		return cudaErrorInvalidMemcpyDirection;
+	r.src = p;
+	return do_copy(&r);
+}
+
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
 			       enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpyToSymbol, v3020, symbol, src, count, offset, kind);
-	struct copy_req r = {NULL, src, count, count, count, 1, kind, NULL, false, false};
-	char *p;
-	cudaError_t err = symbol_range(symbol, count, offset, &p);
 
-	if (err == cudaSuccess && kind != cudaMemcpyHostToDevice &&
-	    kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-		err = cudaErrorInvalidMemcpyDirection;
-	if (err == cudaSuccess) {
-		r.dst = p;
-		err = do_copy(&r);
-	}
-	RT_END(err);
+	RT_END(to_symbol(symbol, src, count, offset, kind, NULL, false, false));
+}
+
+cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count,
+				    size_t offset, enum cudaMemcpyKind kind)
+{
+	RT_BEGIN(cudaMemcpyToSymbol_ptds, v7000, symbol, src, count, offset, kind);
+
+	RT_END(to_symbol(symbol, src, count, offset, kind, NULL, false, true));
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count,
+				    size_t offset, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpyToSymbolAsync, v3020, symbol, src, count, offset, kind, stream);
+
+	RT_END(to_symbol(symbol, src, count, offset, kind, stream, true, false));
 }
 
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
 				 enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpyFromSymbol, v3020, dst, symbol, count, offset, kind);
-	struct copy_req r = {dst, NULL, count, count, count, 1, kind, NULL, false, false};
-	char *p;
-	cudaError_t err = symbol_range(symbol, count, offset, &p);
 
-	if (err == cudaSuccess && kind != cudaMemcpyDeviceToHost &&
-	    kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
-		err = cudaErrorInvalidMemcpyDirection;
-	if (err == cudaSuccess) {
-		r.src = p;
-		err = do_copy(&r);
-	}
-	RT_END(err);
+	RT_END(from_symbol(dst, symbol, count, offset, kind, NULL, false, false));
+}
+
+cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset,
+				      enum cudaMemcpyKind kind)
+{
+	RT_BEGIN(cudaMemcpyFromSymbol_ptds, v7000, dst, symbol, count, offset, kind);
+
+	RT_END(from_symbol(dst, symbol, count, offset, kind, NULL, false, true));
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+				      enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpyFromSymbolAsync, v3020, dst, symbol, count, offset, kind, stream);
+
+	RT_END(from_symbol(dst, symbol, count, offset, kind, stream, true, false));
 }
 
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
@@ -589,6 +669,13 @@ cudaError_t cudaMemset(void *devPtr, int value, size_t count)
 	RT_BEGIN(cudaMemset, v3020, devPtr, value, count);
 
 	RT_END(do_memset(devPtr, value, count, NULL, false, false));
+}
+
+cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
+{
+	RT_BEGIN(cudaMemset_ptds, v7000, devPtr, value, count);
+
+	RT_END(do_memset(devPtr, value, count, NULL, false, true));
 }
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
@@ -838,6 +925,14 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
 	RT_BEGIN(cudaEventRecordWithFlags, v11010, event, stream, flags);
 
 	RT_END(event_record(event, stream, false));
+}
+
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream,
+					  unsigned int flags)
+{
+	RT_BEGIN(cudaEventRecordWithFlags_ptsz, v11010, event, stream, flags);
+
+	RT_END(event_record(event, stream, true));
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
