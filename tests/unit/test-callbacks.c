@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/* The CUPTI callback handler fed hand-made callback data: one API record per application call
+ * (nested driver calls folded in), parameters decoded per hooks/api-table.def, MEMORY records
+ * only for successful allocations and frees of a real pointer. */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "intern.h"
+#include "runtime.h"
+#include "subscriber.h"
+#include "trace-reader.h"
+#include "trace-writer.h"
+
+#define MAX_RECS 256
+
+static char trace_path[64];
+static struct gw_rec_api apis[MAX_RECS];
+static struct gw_rec_memory mems[MAX_RECS];
+static unsigned napi, nmem;
+
+static void start(void)
+{
+	struct gw_writer_options opt = {0};
+	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
+
+	snprintf(trace_path, sizeof(trace_path), "/tmp/gw-test-callbacks-%d.zst", (int)getpid());
+	unlink(trace_path);
+	opt.fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(opt.fd >= 0);
+	assert_int_equal(gw_intern_init(), 0);
+	assert_int_equal(gw_writer_start(&opt, &hdr), 0);
+	atomic_store(&gw_capture_on, true);
+}
+
+static void finish(void)
+{
+	struct gw_reader *r;
+	struct gw_record rec;
+
+	atomic_store(&gw_capture_on, false);
+	assert_int_equal(gw_writer_stop(true, 0), 0);
+	assert_int_equal(gw_reader_open(trace_path, &r), 0);
+	napi = nmem = 0;
+	while (gw_reader_next(r, &rec) == 1) {
+		if (rec.type == GW_REC_API && napi < MAX_RECS)
+			apis[napi++] = rec.api;
+		else if (rec.type == GW_REC_MEMORY && nmem < MAX_RECS)
+			mems[nmem++] = rec.memory;
+	}
+	gw_reader_free(r);
+	unlink(trace_path);
+}
+
+static void call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+		 const void *params, const void *ret, uint32_t correlation)
+{
+	CUpti_CallbackData cb = {
+		.callbackSite = site,
+		.functionParams = params,
+		.functionReturnValue = ret,
+		.correlationId = correlation,
+	};
+
+	gw_cupti_on_callback(NULL, domain, cbid, &cb);
+}
+
+#define RT  CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+static void test_nested_driver_call_folded(void **state)
+{
+	void *ptr = (void *)0x7f0000001000;
+	CUdeviceptr dptr = 0x7f0000001000;
+	cudaMalloc_v3020_params rt = {.devPtr = &ptr, .size = 4096};
+	cuMemAlloc_v2_params drv = {.dptr = &dptr, .bytesize = 4096};
+	cudaError_t ok = cudaSuccess;
+	CUresult drv_ok = CUDA_SUCCESS;
+
+	(void)state;
+	start();
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &rt, &ok, 7);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &drv, &drv_ok, 7);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &drv, &drv_ok, 7);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &rt, &ok, 7);
+	/* The same driver call made by the application itself is recorded. */
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_ENTER, &drv, &drv_ok, 8);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_API_EXIT, &drv, &drv_ok, 8);
+	finish();
+
+	assert_int_equal(napi, 2);
+	assert_int_equal(apis[0].domain, RT);
+	assert_int_equal(apis[0].cbid, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+	assert_int_equal(apis[0].category, GW_API_ALLOC);
+	assert_int_equal(apis[0].sync_kind, GW_SYNC_NONE);
+	assert_int_equal(apis[0].correlation, 7);
+	assert_int_equal(apis[0].bytes, 4096);
+	assert_int_equal(apis[0].dst, 0x7f0000001000);
+	assert_true(apis[0].end_ns >= apis[0].start_ns);
+	assert_int_equal(apis[1].domain, DRV);
+	assert_int_equal(apis[1].correlation, 8);
+	assert_int_equal(nmem, 2);
+	assert_int_equal(mems[0].op, GW_MEMORY_ALLOC);
+	assert_int_equal(mems[0].mem_kind, GW_MEM_DEVICE);
+	assert_int_equal(mems[0].address, 0x7f0000001000);
+	assert_int_equal(mems[0].bytes, 4096);
+	assert_int_equal(mems[0].correlation, 7);
+	/* Allocations always get a stack (GPUWHY_STACKS defaults on), and both records share it. */
+	assert_true(mems[0].stack_id != 0);
+	assert_int_equal(mems[0].stack_id, apis[0].stack_id);
+}
+
+static void test_failures_and_null_frees(void **state)
+{
+	void *ptr = NULL;
+	cudaMalloc_v3020_params m = {.devPtr = &ptr, .size = 1ull << 40};
+	cudaFree_v3020_params f = {.devPtr = NULL};
+	cudaError_t oom = cudaErrorMemoryAllocation, ok = cudaSuccess;
+
+	(void)state;
+	start();
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &m, &oom, 1);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &m, &oom, 1);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, CUPTI_API_ENTER, &f, &ok, 2);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, CUPTI_API_EXIT, &f, &ok, 2);
+	/* An exit whose enter was never seen (capture began inside the call): ignored. */
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, CUPTI_API_EXIT, &f, &ok, 3);
+	finish();
+
+	assert_int_equal(napi, 2);
+	assert_int_equal(apis[0].status, cudaErrorMemoryAllocation);
+	assert_int_equal(apis[1].category, GW_API_FREE);
+	assert_int_equal(apis[1].sync_kind, GW_SYNC_IMPLICIT);
+	assert_int_equal(nmem, 0);
+}
+
+static void test_parameters(void **state)
+{
+	cudaMemcpy_v3020_params cp = {.dst = (void *)0x1000,
+				      .src = (void *)0x2000,
+				      .count = 65536,
+				      .kind = cudaMemcpyDeviceToHost};
+	cudaMemcpyAsync_v3020_params acp = {.dst = (void *)0x3000,
+					    .src = (void *)0x4000,
+					    .count = 512,
+					    .kind = cudaMemcpyHostToDevice,
+					    .stream = (cudaStream_t)0x55};
+	cuLaunchKernel_params lk = {.gridDimX = 132,
+				    .gridDimY = 2,
+				    .gridDimZ = 1,
+				    .blockDimX = 256,
+				    .blockDimY = 1,
+				    .blockDimZ = 1,
+				    .sharedMemBytes = 1024,
+				    .hStream = (CUstream)0x66};
+	cudaStreamSynchronize_v3020_params ss = {.stream = (cudaStream_t)0x77};
+	cuMemsetD32_v2_params ms = {.dstDevice = 0x8000, .ui = 0, .N = 100};
+	cudaError_t ok = cudaSuccess;
+	CUresult drv_ok = CUDA_SUCCESS;
+
+	(void)state;
+	start();
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_API_ENTER, &cp, &ok, 1);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, CUPTI_API_EXIT, &cp, &ok, 1);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_API_ENTER, &acp, &ok, 2);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, CUPTI_API_EXIT, &acp, &ok, 2);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, &lk, &drv_ok, 3);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, &lk, &drv_ok, 3);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, CUPTI_API_ENTER, &ss, &ok,
+	     4);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, CUPTI_API_EXIT, &ss, &ok, 4);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, CUPTI_API_ENTER, &ms, &drv_ok, 5);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, CUPTI_API_EXIT, &ms, &drv_ok, 5);
+	/* Not in the table: nothing. */
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_API_ENTER, NULL, &ok, 6);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_API_EXIT, NULL, &ok, 6);
+	finish();
+
+	assert_int_equal(napi, 5);
+	assert_int_equal(apis[0].category, GW_API_MEMCPY);
+	assert_int_equal(apis[0].sync_kind, GW_SYNC_COPY);
+	assert_int_equal(apis[0].bytes, 65536);
+	assert_int_equal(apis[0].copy_kind, cudaMemcpyDeviceToHost);
+	assert_int_equal(apis[0].dst, 0x1000);
+	assert_int_equal(apis[0].src, 0x2000);
+	assert_int_equal(apis[1].sync_kind, GW_SYNC_NONE);
+	assert_int_equal(apis[1].stream, 0x55);
+	assert_int_equal(apis[1].copy_kind, cudaMemcpyHostToDevice);
+	assert_int_equal(apis[2].category, GW_API_LAUNCH);
+	assert_int_equal(apis[2].grid_x, 132);
+	assert_int_equal(apis[2].grid_y, 2);
+	assert_int_equal(apis[2].block_x, 256);
+	assert_int_equal(apis[2].shared_mem_bytes, 1024);
+	assert_int_equal(apis[2].stream, 0x66);
+	assert_int_equal(apis[3].category, GW_API_SYNC);
+	assert_int_equal(apis[3].sync_kind, GW_SYNC_EXPLICIT);
+	assert_int_equal(apis[3].stream, 0x77);
+	assert_true(apis[3].stack_id != 0);
+	assert_int_equal(apis[4].category, GW_API_MEMSET);
+	assert_int_equal(apis[4].bytes, 400); /* 100 32-bit words */
+	assert_int_equal(apis[4].dst, 0x8000);
+}
+
+/* Every row of the table decodes a zeroed parameter block without crashing, and its record
+ * carries the row's category and sync kind. */
+static void test_every_row(void **state)
+{
+	static uint8_t zeros[512];
+	cudaError_t ok = cudaSuccess;
+
+	(void)state;
+	start();
+	for (unsigned i = 0; i < gw_api_rows_count; i++) {
+		call(gw_api_rows[i].domain, gw_api_rows[i].cbid, CUPTI_API_ENTER, zeros, &ok,
+		     i + 1);
+		call(gw_api_rows[i].domain, gw_api_rows[i].cbid, CUPTI_API_EXIT, zeros, &ok, i + 1);
+	}
+	finish();
+	assert_int_equal(napi, gw_api_rows_count > MAX_RECS ? MAX_RECS : gw_api_rows_count);
+	for (unsigned i = 0; i < napi; i++) {
+		assert_int_equal(apis[i].cbid, gw_api_rows[i].cbid);
+		assert_int_equal(apis[i].category, gw_api_rows[i].category);
+		assert_int_equal(apis[i].sync_kind, gw_api_rows[i].sync_kind);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nested_driver_call_folded),
+		cmocka_unit_test(test_failures_and_null_frees),
+		cmocka_unit_test(test_parameters),
+		cmocka_unit_test(test_every_row),
+	};
+
+	gw_runtime_configure();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
