@@ -151,6 +151,7 @@ struct gw_counts {
 	uint64_t memset;
 	uint64_t allocations;
 	uint64_t frees;
+	uint64_t syncs_by_kind[4]; /* host_syncs split by enum gw_sync_kind (index 0 unused) */
 };
 
 struct gw_memory {

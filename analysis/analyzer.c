@@ -985,8 +985,11 @@ static int build_results(struct gw_analyzer *a)
 	int r;
 
 	for (size_t i = 0; i < a->apis.len; i++)
-		if (apis[i].sync_kind != GW_SYNC_NONE)
+		if (apis[i].sync_kind != GW_SYNC_NONE) {
 			gw_an_trace(a, apis[i].trace)->info.counts.host_syncs++;
+			gw_an_trace(a, apis[i].trace)
+				->info.counts.syncs_by_kind[apis[i].sync_kind & 3]++;
+		}
 
 	res->n_devices = (unsigned)a->devs.len;
 	res->devices = calloc(res->n_devices + 1u, sizeof(*res->devices));
@@ -1030,6 +1033,8 @@ static int build_results(struct gw_analyzer *a)
 		res->counts.memset += ti->counts.memset;
 		res->counts.allocations += ti->counts.allocations;
 		res->counts.frees += ti->counts.frees;
+		for (int k = 0; k < 4; k++)
+			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
 
 		if (ti->truncated &&
 		    (r = add_warning(res, gw_strdupf("%s: the trace is truncated (the process died "

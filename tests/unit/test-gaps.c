@@ -215,6 +215,9 @@ static void sync_kinds(void **state)
 	tb_add(&t, &r);
 	res = tb_finish(&t);
 	assert_int_equal(res->counts.host_syncs, 3);
+	assert_int_equal(res->counts.syncs_by_kind[GW_SYNC_EXPLICIT], 1);
+	assert_int_equal(res->counts.syncs_by_kind[GW_SYNC_COPY], 1);
+	assert_int_equal(res->counts.syncs_by_kind[GW_SYNC_IMPLICIT], 1);
 	assert_int_equal(site_named(res, "cudaStreamSynchronize")->kind, GW_SYNC_EXPLICIT);
 	assert_int_equal(site_named(res, "cudaMemcpyAsync")->kind, GW_SYNC_COPY);
 	assert_int_equal(site_named(res, "cudaFree")->kind, GW_SYNC_IMPLICIT);
