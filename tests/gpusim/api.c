@@ -71,6 +71,7 @@ static uint8_t cupti_mem_kind(enum gw_sim_mem kind)
 	case GW_SIM_MEM_SYMBOL:
 		return CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
 	case GW_SIM_MEM_PINNED:
+	case GW_SIM_MEM_REGISTERED:
 		return CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	case GW_SIM_MEM_MANAGED:
 		return CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;

@@ -104,7 +104,8 @@ int gw_sim_mem_free(enum gw_sim_mem kind, void *ptr, size_t *ret_bytes)
 	mem.n--;
 	if (counts_on_device(a.kind))
 		mem.device_used -= a.bytes;
-	munmap((void *)a.base, a.map_bytes);
+	if (a.map_bytes)
+		munmap((void *)a.base, a.map_bytes);
 	if (ret_bytes)
 		*ret_bytes = a.bytes;
 	r = 0;
@@ -140,6 +141,38 @@ out:
 	return r;
 }
 
+int gw_sim_mem_register(void *ptr, size_t bytes)
+{
+	uintptr_t p = (uintptr_t)ptr;
+	size_t i;
+	int r = 0;
+
+	pthread_mutex_lock(&mem.lock);
+	i = upper(p + bytes - 1);
+	/* the last allocation starting at or below the range's end must end before the range */
+	if (i && mem.v[i - 1].base + (mem.v[i - 1].bytes ? mem.v[i - 1].bytes : 1) > p) {
+		r = -EEXIST;
+		goto out;
+	}
+	if (mem.n == mem.cap) {
+		size_t cap = mem.cap ? mem.cap * 2 : 256;
+		struct alloc *v = realloc(mem.v, cap * sizeof(*v));
+
+		if (!v) {
+			r = -ENOMEM;
+			goto out;
+		}
+		mem.v = v;
+		mem.cap = cap;
+	}
+	memmove(&mem.v[i + 1], &mem.v[i], (mem.n - i) * sizeof(*mem.v));
+	mem.v[i] = (struct alloc){p, bytes, 0, GW_SIM_MEM_REGISTERED};
+	mem.n++;
+out:
+	pthread_mutex_unlock(&mem.lock);
+	return r;
+}
+
 uint64_t gw_sim_mem_used(void)
 {
 	uint64_t v;
@@ -160,7 +193,8 @@ void gw_sim_mem_free_all(void)
 			i++;
 			continue;
 		}
-		munmap((void *)a.base, a.map_bytes);
+		if (a.map_bytes)
+			munmap((void *)a.base, a.map_bytes);
 		if (counts_on_device(a.kind))
 			mem.device_used -= a.bytes;
 		memmove(&mem.v[i], &mem.v[i + 1], (mem.n - i - 1) * sizeof(*mem.v));

@@ -222,6 +222,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 		attributes->hostPointer = (void *)ptr;
 		break;
 	case GW_SIM_MEM_PINNED:
+	case GW_SIM_MEM_REGISTERED:
 		attributes->type = cudaMemoryTypeHost;
 		attributes->devicePointer = (void *)ptr;
 		attributes->hostPointer = (void *)ptr;
@@ -250,6 +251,7 @@ static uint8_t activity_mem_kind(enum gw_sim_mem kind)
 	case GW_SIM_MEM_MANAGED:
 		return CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
 	case GW_SIM_MEM_PINNED:
+	case GW_SIM_MEM_REGISTERED:
 		return CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
 	case GW_SIM_MEM_PAGEABLE:
 		break;

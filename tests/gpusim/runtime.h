@@ -110,6 +110,7 @@ enum gw_sim_mem {
 	GW_SIM_MEM_PINNED,
 	GW_SIM_MEM_MANAGED,
 	GW_SIM_MEM_SYMBOL,
+	GW_SIM_MEM_REGISTERED, /* host memory pinned with cudaHostRegister: not ours to unmap */
 };
 int gw_sim_mem_alloc(enum gw_sim_mem kind, size_t bytes, void **ret_ptr);
 /* Frees the allocation starting at ptr; -ENOENT when ptr starts none of kind `kind`. */
@@ -117,6 +118,8 @@ int gw_sim_mem_free(enum gw_sim_mem kind, void *ptr, size_t *ret_bytes);
 /* Kind of the allocation holding [ptr, ptr + bytes), with its base; PAGEABLE if none,
  * -EFAULT when ptr is inside an allocation but the range runs past its end. */
 int gw_sim_mem_find(const void *ptr, size_t bytes, enum gw_sim_mem *ret_kind, void **ret_base);
+/* Records [ptr, ptr + bytes) as registered host memory; -EEXIST if it overlaps any. */
+int gw_sim_mem_register(void *ptr, size_t bytes);
 uint64_t gw_sim_mem_used(void);
 void gw_sim_mem_free_all(void);
 

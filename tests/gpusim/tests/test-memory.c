@@ -161,6 +161,37 @@ static void test_pointer_attributes(void **state)
 	cudaFreeHost(h);
 }
 
+static void test_host_register(void **state)
+{
+	struct cudaPointerAttributes a;
+	char *buf = malloc(8192);
+	void *dev = NULL, *d;
+
+	(void)state;
+	assert_int_equal(cudaHostRegister(buf, 8192, cudaHostRegisterDefault), cudaSuccess);
+	assert_int_equal(cudaHostRegister(buf + 4096, 16, cudaHostRegisterDefault),
+			 cudaErrorHostMemoryAlreadyRegistered);
+	assert_int_equal(cudaPointerGetAttributes(&a, buf + 100), cudaSuccess);
+	assert_int_equal(a.type, cudaMemoryTypeHost);
+	assert_int_equal(cudaHostGetDevicePointer(&dev, buf, 0), cudaSuccess);
+	assert_ptr_equal(dev, buf);
+	/* registered memory copies like pinned memory, and the bytes arrive */
+	memset(buf, 0x3c, 8192);
+	assert_int_equal(cudaMalloc(&d, 8192), cudaSuccess);
+	assert_int_equal(cudaMemcpyAsync(d, buf, 8192, cudaMemcpyHostToDevice, 0), cudaSuccess);
+	memset(buf, 0, 8192);
+	assert_int_equal(cudaMemcpy(buf, d, 8192, cudaMemcpyDeviceToHost), cudaSuccess);
+	for (int i = 0; i < 8192; i++)
+		assert_int_equal((unsigned char)buf[i], 0x3c);
+	assert_int_equal(cudaFree(d), cudaSuccess);
+	assert_int_equal(cudaHostUnregister(buf), cudaSuccess);
+	assert_int_equal(cudaHostUnregister(buf), cudaErrorHostMemoryNotRegistered);
+	assert_int_equal(cudaPointerGetAttributes(&a, buf), cudaSuccess);
+	assert_int_equal(a.type, cudaMemoryTypeUnregistered);
+	cudaGetLastError();
+	free(buf);
+}
+
 /* A synchronous 2.5 MB H2D copy at 2.5 GB/s: 5 µs + 1 ms of device time, waited for. The bytes
  * really move first (page faults included), so the upper bound is loose; test-cupti checks the
  * modelled duration exactly. */
@@ -187,7 +218,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_async_pinned_managed),
 		cmocka_unit_test(test_2d),	     cmocka_unit_test(test_symbols),
 		cmocka_unit_test(test_mem_get_info), cmocka_unit_test(test_pointer_attributes),
-		cmocka_unit_test(test_copy_time),
+		cmocka_unit_test(test_copy_time),    cmocka_unit_test(test_host_register),
 	};
 	static int fatbin;
 	void **h = __cudaRegisterFatBinary(&fatbin);
