@@ -54,7 +54,8 @@ struct gw_bytes {
 	uint32_t len;
 };
 
-/* An instruction-pointer list (a stack, innermost frame first). Same lifetime as gw_bytes. */
+/* An instruction-pointer list (a stack, innermost frame first). Decoded into the decoder's
+ * scratch space: valid until the next record is decoded (copy it to keep it). */
 struct gw_ips {
 	const uint64_t *ips;
 	uint32_t depth;
