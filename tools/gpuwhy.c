@@ -18,6 +18,9 @@
 #ifndef GW_INSTALL_LIBDIR_REL
 #define GW_INSTALL_LIBDIR_REL "../lib"
 #endif
+#ifndef GW_CUDA_ROOT
+#define GW_CUDA_ROOT "/usr/local/cuda"
+#endif
 #ifndef GW_INSTALL_LIBDIR_ABS
 #define GW_INSTALL_LIBDIR_ABS "/usr/local/lib"
 #endif
@@ -501,11 +504,23 @@ static bool have_real_gpu(void)
 	return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+static int add_report_arg(struct gw_run_opts *o, const char *flag, char *value)
+{
+	if (o->n_report_args + 2 > GW_MAX_REPORT_ARGS)
+		return -E2BIG;
+	o->report_args[o->n_report_args++] = (char *)flag;
+	if (value)
+		o->report_args[o->n_report_args++] = value;
+	return 0;
+}
+
 static int cmd_demo(struct gw_run_opts *o)
 {
 	char dir[PATH_MAX], workload[PATH_MAX], rel[PATH_MAX];
 	char tmpdir[] = "/tmp/gpuwhy-demo.XXXXXX";
 	char outdir[sizeof(tmpdir) + 1];
+	char page[sizeof(tmpdir) + sizeof("/report.html")];
+	bool with_page;
 	char *cmd[2];
 	bool found = false;
 	int code;
@@ -526,12 +541,29 @@ static int cmd_demo(struct gw_run_opts *o)
 	}
 	if (!o->sim && !have_real_gpu())
 		o->sim = true;
+	/* The workloads use the shared CUDA runtime: on a real GPU, let the loader fall back to
+	 * the toolkit's copy when the system paths have none. */
+	if (!o->sim) {
+		const char *old = getenv("LD_LIBRARY_PATH");
+		char *paths;
+
+		if (asprintf(&paths, "%s%s" GW_CUDA_ROOT "/lib64", old ? old : "",
+			     old && old[0] ? ":" : "") < 0)
+			return 1;
+		setenv("LD_LIBRARY_PATH", paths, 1);
+		free(paths);
+	}
 	if (!mkdtemp(tmpdir)) {
 		fprintf(stderr, "gpuwhy: demo: %s: %s\n", tmpdir, strerror(errno));
 		return 1;
 	}
 	snprintf(outdir, sizeof(outdir), "%s/", tmpdir);
+	snprintf(page, sizeof(page), "%s/report.html", tmpdir);
 	o->output = outdir;
+	/* People would rather look than read: the demo also writes the HTML page. */
+	with_page = o->n_report_args == 0;
+	if (with_page && add_report_arg(o, "--html", page) < 0)
+		return 1;
 
 	if (o->sim)
 		printf("== gpuwhy demo on the SIMULATED GPU (tests/gpusim) ==\n"
@@ -542,13 +574,16 @@ static int cmd_demo(struct gw_run_opts *o)
 		       "performs.\n\n");
 	else
 		printf("== gpuwhy demo on this machine's GPU ==\n\n");
-	printf("$ gpuwhy run%s -o %s -- %s\n\n", o->sim ? " --sim" : "", outdir, workload);
+	printf("$ gpuwhy run%s -o %s%s%s -- %s\n\n", o->sim ? " --sim" : "", outdir,
+	       with_page ? " --html " : "", with_page ? page : "", workload);
 	fflush(stdout);
 
 	cmd[0] = workload;
 	cmd[1] = NULL;
 	code = run_command(o, cmd);
-	fprintf(stderr, "gpuwhy: demo traces kept in %s\n", tmpdir);
+	if (with_page)
+		printf("\nThe HTML report (open it in a browser): %s\n", page);
+	printf("The trace: %s\n", tmpdir);
 	return code;
 }
 
@@ -574,16 +609,6 @@ static const struct option gw_run_options[] = {
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
-
-static int add_report_arg(struct gw_run_opts *o, const char *flag, char *value)
-{
-	if (o->n_report_args + 2 > GW_MAX_REPORT_ARGS)
-		return -E2BIG;
-	o->report_args[o->n_report_args++] = (char *)flag;
-	if (value)
-		o->report_args[o->n_report_args++] = value;
-	return 0;
-}
 
 /* Parses the options of `run` and `demo`. Returns the index of the first non-option, or -1
  * after a usage error (reported), or -2 after --help. */
