@@ -391,6 +391,40 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 	RT_END(gw_sim_launch(k, gridDim, blockDim, sharedMem, stream, true));
 }
 
+/* A cooperative launch runs like any other here: all its blocks must fit at once, though. */
+static cudaError_t launch_cooperative(const void *func, dim3 grid, dim3 block, size_t smem,
+				      cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
+	uint32_t per_sm = gw_sim_blocks_per_sm(block.x * block.y * block.z, (uint32_t)smem);
+
+	if (k && check_config(grid, block, smem) == cudaSuccess &&
+	    blocks > (uint64_t)per_sm * gw_sim_rt.cfg.sms)
+		return cudaErrorCooperativeLaunchTooLarge;
+	return gw_sim_launch(k, grid, block, smem, stream, per_thread);
+}
+
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+					size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchCooperativeKernel, v9000, func, gridDim,
+		     blockDim, args, sharedMem, stream);
+
+	RT_END(launch_cooperative(func, gridDim, blockDim, sharedMem, stream, false));
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+					     void **args, size_t sharedMem, cudaStream_t stream)
+{
+	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
+	RT_BEGIN_SYM(k ? k->name : NULL, cudaLaunchCooperativeKernel_ptsz, v9000, func, gridDim,
+		     blockDim, args, sharedMem, stream);
+
+	RT_END(launch_cooperative(func, gridDim, blockDim, sharedMem, stream, true));
+}
+
 static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, bool per_thread)
 {
 	if (!config)

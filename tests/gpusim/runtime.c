@@ -181,6 +181,14 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 	RT_END(free_async(devPtr, hStream, false));
 }
 
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+					 cudaStream_t stream)
+{
+	RT_BEGIN(cudaMallocFromPoolAsync_ptsz, v11020, ptr, size, memPool, stream);
+
+	RT_END(malloc_async(ptr, size, stream, true));
+}
+
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
 	RT_BEGIN(cudaFreeAsync_ptsz, v11020, devPtr, hStream);
@@ -276,6 +284,9 @@ struct copy_req {
 	cudaStream_t stream;
 	bool async;
 	bool per_thread;
+	size_t depth;  /* 3D copies only; 0 means 1 */
+	size_t dslice; /* bytes between slices */
+	size_t sslice;
 };
 
 union drv_copy_params {
@@ -350,9 +361,10 @@ static void drv_copy_begin(struct gw_sim_api *d, union drv_copy_params *p, uint8
 
 static cudaError_t do_copy(const struct copy_req *r)
 {
-	size_t bytes = r->width * r->height;
-	size_t dspan = r->height ? r->dpitch * (r->height - 1) + r->width : 0;
-	size_t sspan = r->height ? r->spitch * (r->height - 1) + r->width : 0;
+	size_t depth = r->depth ? r->depth : 1;
+	size_t bytes = r->width * r->height * depth;
+	size_t dspan = bytes ? r->dslice * (depth - 1) + r->dpitch * (r->height - 1) + r->width : 0;
+	size_t sspan = bytes ? r->sslice * (depth - 1) + r->spitch * (r->height - 1) + r->width : 0;
 	enum gw_sim_mem dk, sk;
 	struct gw_sim_stream *s;
 	struct gw_sim_op op = {.kind = GW_SIM_OP_MEMCPY};
@@ -416,9 +428,10 @@ static cudaError_t do_copy(const struct copy_req *r)
 	pageable =
 		(!dev_src && sk == GW_SIM_MEM_PAGEABLE) || (!dev_dst && dk == GW_SIM_MEM_PAGEABLE);
 	drv_copy_begin(&d, &dp, op.copy_kind, r, bytes);
-	for (size_t row = 0; row < r->height; row++)
-		memmove((char *)r->dst + row * r->dpitch, (const char *)r->src + row * r->spitch,
-			r->width);
+	for (size_t z = 0; z < depth; z++)
+		for (size_t row = 0; row < r->height; row++)
+			memmove((char *)r->dst + z * r->dslice + row * r->dpitch,
+				(const char *)r->src + z * r->sslice + row * r->spitch, r->width);
 	op.bytes = bytes;
 	op.src_kind =
 		activity_mem_kind(dev_src || sk != GW_SIM_MEM_PAGEABLE ? sk : GW_SIM_MEM_PAGEABLE);
@@ -506,6 +519,51 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, si
 	RT_END(do_copy(&r));
 }
 
+/* Pitched pointers only: CUDA arrays are not simulated. */
+static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
+			   bool per_thread)
+{
+	struct copy_req r;
+
+	if (!p || p->srcArray || p->dstArray)
+		return cudaErrorInvalidValue;
+	r = (struct copy_req){
+		.dst = (char *)p->dstPtr.ptr + p->dstPos.z * p->dstPtr.pitch * p->dstPtr.ysize +
+		       p->dstPos.y * p->dstPtr.pitch + p->dstPos.x,
+		.src = (const char *)p->srcPtr.ptr +
+		       p->srcPos.z * p->srcPtr.pitch * p->srcPtr.ysize +
+		       p->srcPos.y * p->srcPtr.pitch + p->srcPos.x,
+		.dpitch = p->dstPtr.pitch,
+		.spitch = p->srcPtr.pitch,
+		.width = p->extent.width,
+		.height = p->extent.height,
+		.kind = p->kind,
+		.stream = stream,
+		.async = async,
+		.per_thread = per_thread,
+		.depth = p->extent.depth,
+		.dslice = p->dstPtr.pitch * p->dstPtr.ysize,
+		.sslice = p->srcPtr.pitch * p->srcPtr.ysize,
+	};
+	if (r.depth > 1 && (r.dslice < r.dpitch * r.height || r.sslice < r.spitch * r.height))
+		return cudaErrorInvalidValue;
+	return do_copy(&r);
+}
+
+cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
+{
+	RT_BEGIN(cudaMemcpy3D, v3020, p);
+
+	RT_END(copy_3d(p, NULL, false, false));
+}
+
+cudaError_t cudaMemcpy3DAsync(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpy3DAsync, v3020, p, stream);
+
+	RT_END(copy_3d(p, stream, true, false));
+}
+
 static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset, char **ret)
 {
 	size_t size;
@@ -575,6 +633,24 @@ cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t 
 	RT_BEGIN(cudaMemcpyToSymbolAsync, v3020, symbol, src, count, offset, kind, stream);
 
 	RT_END(to_symbol(symbol, src, count, offset, kind, stream, true, false));
+}
+
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
+					 size_t offset, enum cudaMemcpyKind kind,
+					 cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpyToSymbolAsync_ptsz, v7000, symbol, src, count, offset, kind, stream);
+
+	RT_END(to_symbol(symbol, src, count, offset, kind, stream, true, true));
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+					   size_t offset, enum cudaMemcpyKind kind,
+					   cudaStream_t stream)
+{
+	RT_BEGIN(cudaMemcpyFromSymbolAsync_ptsz, v7000, dst, symbol, count, offset, kind, stream);
+
+	RT_END(from_symbol(dst, symbol, count, offset, kind, stream, true, true));
 }
 
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,

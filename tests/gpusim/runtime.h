@@ -208,6 +208,16 @@ cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t coun
 				      enum cudaMemcpyKind kind);
 cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool,
+					 cudaStream_t stream);
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count,
+					 size_t offset, enum cudaMemcpyKind kind,
+					 cudaStream_t stream);
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count,
+					   size_t offset, enum cudaMemcpyKind kind,
+					   cudaStream_t stream);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+					     void **args, size_t sharedMem, cudaStream_t stream);
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
 cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pStatus);

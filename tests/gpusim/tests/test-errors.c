@@ -114,6 +114,19 @@ static void test_launch_errors(void **state)
 	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 }
 
+/* A cooperative grid must fit on the device at once: 132 SMs x 8 blocks of 256 threads. */
+static void test_cooperative(void **state)
+{
+	dim3 fits = {132 * 8, 1, 1}, too_big = {132 * 8 + 1, 1, 1}, block = {256, 1, 1};
+
+	(void)state;
+	assert_int_equal(cudaLaunchCooperativeKernel(kernel, fits, block, NULL, 0, 0), cudaSuccess);
+	assert_int_equal(cudaLaunchCooperativeKernel(kernel, too_big, block, NULL, 0, 0),
+			 cudaErrorCooperativeLaunchTooLarge);
+	assert_int_equal(cudaGetLastError(), cudaErrorCooperativeLaunchTooLarge);
+	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+}
+
 static void test_error_strings(void **state)
 {
 	(void)state;
@@ -150,7 +163,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_capacity),	cmocka_unit_test(test_invalid_values),
 		cmocka_unit_test(test_invalid_handles), cmocka_unit_test(test_launch_errors),
-		cmocka_unit_test(test_error_strings),	cmocka_unit_test(test_device_queries),
+		cmocka_unit_test(test_cooperative),	cmocka_unit_test(test_error_strings),
+		cmocka_unit_test(test_device_queries),
 	};
 
 	setenv("GPUSIM_MEM_GB", "1", 1);

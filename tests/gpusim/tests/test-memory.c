@@ -98,6 +98,39 @@ static void test_2d(void **state)
 	cudaGetLastError();
 }
 
+/* A 4 x 3 x 2 volume through a device buffer with row pitch 8 and 3 rows per slice. */
+static void test_3d(void **state)
+{
+	unsigned char src[2][3][4], back[2][3][4];
+	struct cudaMemcpy3DParms up = {0}, down = {0};
+	struct cudaExtent extent = {4, 3, 2};
+	void *d;
+
+	(void)state;
+	for (int z = 0; z < 2; z++)
+		for (int y = 0; y < 3; y++)
+			for (int x = 0; x < 4; x++)
+				src[z][y][x] = (unsigned char)(z * 100 + y * 10 + x);
+	memset(back, 0, sizeof(back));
+	assert_int_equal(cudaMalloc(&d, 8 * 3 * 2), cudaSuccess);
+	assert_int_equal(cudaMemset(d, 0xee, 8 * 3 * 2), cudaSuccess);
+	up.srcPtr = (struct cudaPitchedPtr){src, 4, 4, 3};
+	up.dstPtr = (struct cudaPitchedPtr){d, 8, 4, 3};
+	up.extent = extent;
+	up.kind = cudaMemcpyHostToDevice;
+	assert_int_equal(cudaMemcpy3D(&up), cudaSuccess);
+	down.srcPtr = up.dstPtr;
+	down.dstPtr = (struct cudaPitchedPtr){back, 4, 4, 3};
+	down.extent = extent;
+	down.kind = cudaMemcpyDeviceToHost;
+	assert_int_equal(cudaMemcpy3D(&down), cudaSuccess);
+	assert_memory_equal(back, src, sizeof(src));
+	/* the padding of each pitched row was not written */
+	assert_int_equal(cudaMemcpy(back, (char *)d + 4, 4, cudaMemcpyDeviceToHost), cudaSuccess);
+	assert_int_equal(back[0][0][0], 0xee);
+	assert_int_equal(cudaFree(d), cudaSuccess);
+}
+
 static int device_var = 11;
 
 static void test_symbols(void **state)
@@ -215,10 +248,15 @@ static void test_copy_time(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_round_trip),   cmocka_unit_test(test_async_pinned_managed),
-		cmocka_unit_test(test_2d),	     cmocka_unit_test(test_symbols),
-		cmocka_unit_test(test_mem_get_info), cmocka_unit_test(test_pointer_attributes),
-		cmocka_unit_test(test_copy_time),    cmocka_unit_test(test_host_register),
+		cmocka_unit_test(test_round_trip),
+		cmocka_unit_test(test_async_pinned_managed),
+		cmocka_unit_test(test_2d),
+		cmocka_unit_test(test_3d),
+		cmocka_unit_test(test_symbols),
+		cmocka_unit_test(test_mem_get_info),
+		cmocka_unit_test(test_pointer_attributes),
+		cmocka_unit_test(test_copy_time),
+		cmocka_unit_test(test_host_register),
 	};
 	static int fatbin;
 	void **h = __cudaRegisterFatBinary(&fatbin);
