@@ -405,6 +405,7 @@ static bool is_self(const char *path)
 void gw_runtime_preload(void)
 {
 	const char *injection = getenv("CUDA_INJECTION64_PATH");
+	static char self_path[PATH_MAX];
 	Dl_info di;
 
 	load_config();
@@ -420,8 +421,10 @@ void gw_runtime_preload(void)
 		in_constructor = false;
 		return;
 	}
-	if (dladdr((void *)gw_runtime_preload, &di) && di.dli_fname && di.dli_fname[0] == '/') {
-		setenv("CUDA_INJECTION64_PATH", di.dli_fname, 0);
+	/* Absolute, so that children in other directories find it too. */
+	if (dladdr((void *)gw_runtime_preload, &di) && di.dli_fname &&
+	    realpath(di.dli_fname, self_path)) {
+		setenv("CUDA_INJECTION64_PATH", self_path, 0);
 		debug(1, "no libcudart yet: deferring to InitializeInjection");
 		return;
 	}

@@ -14,6 +14,8 @@ this script passes, never from a previous run's output.
   sigkill                           SIGKILL mid-run: everything older than 250 ms is there
   degrade                           existing file, symlink, unwritable directory, file-size
                                     limit, CUPTI held by another tool, no CUPTI
+  dlopen                            a program that loads libcudart late (Python ctypes):
+                                    LD_PRELOAD defers to InitializeInjection and sees it all
   symbols                           libgpuwhy.so exports exactly InitializeInjection
 """
 import argparse
@@ -438,6 +440,34 @@ def cmd_degrade(ctx, opts):
             ctx.check(counts(recs)['launches'] == 0, f'{label}: events without CUPTI')
 
 
+LATE_CUDA = '''
+import ctypes
+rt = ctypes.CDLL('libcudart.so.13')
+p = ctypes.c_void_p()
+assert rt.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(1 << 20)) == 0
+assert rt.cudaMemset(p, 0, ctypes.c_size_t(1 << 20)) == 0
+assert rt.cudaDeviceSynchronize() == 0
+assert rt.cudaFree(p) == 0
+print('late cuda done')
+'''
+
+
+def cmd_dlopen(ctx, opts):
+    """No libcudart when the constructor runs: capture starts at CUDA initialization."""
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p = subprocess.run([sys.executable, '-c', LATE_CUDA], env=ctx.env(out, 'preload'),
+                       capture_output=True, text=True, timeout=60)
+    ctx.check(p.returncode == 0 and 'late cuda done' in p.stdout, f'dlopen: {p.stderr[-300:]}')
+    files = traces(out)
+    if ctx.check(len(files) == 1, f'dlopen: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        ctx.check(rc == 0 and end_of(recs).get('clean_exit') == '1', 'dlopen: decode, footer')
+        want = {'allocations': 1, 'frees': 1, 'host_syncs': 3, 'syncs_explicit': 1,
+                'syncs_copy': 1, 'syncs_implicit': 1, 'memset': 1, 'launches': 0}
+        compare(ctx, 'dlopen', counts(recs), want)
+    shutil.rmtree(out)
+
+
 def cmd_symbols(ctx, opts):
     p = subprocess.run(['nm', '-D', '--defined-only', ctx.lib], capture_output=True, text=True)
     names = sorted(line.split()[-1] for line in p.stdout.splitlines() if line.strip())
@@ -451,7 +481,7 @@ def main():
     ap.add_argument('--source', required=True)
     ap.add_argument('--mode', default='preload', choices=['preload', 'inject'])
     ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
-                                        'degrade', 'symbols'])
+                                        'degrade', 'dlopen', 'symbols'])
     opts = ap.parse_args()
     ctx = Ctx(opts.build, opts.source)
     globals()['cmd_' + opts.command](ctx, opts)
