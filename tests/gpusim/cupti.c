@@ -909,15 +909,21 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
 	uint64_t a, b, c;
+	int64_t off;
 
 	if (!funcTimestamp)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	cp.timestamp = funcTimestamp;
-	/* Express every time on the client's clock: offset measured around one reading. */
+	/* Express every time on the client's clock: offset measured around one reading. An offset
+	 * within the reading's own uncertainty is the same clock (CLOCK_MONOTONIC_RAW, as gpuwhy
+	 * registers): then none is applied, so host and device times compare exactly. */
 	a = gw_sim_now_ns();
 	b = funcTimestamp();
 	c = gw_sim_now_ns();
-	atomic_store(&cp.ts_offset_ns, (int64_t)(b - (a + (c - a) / 2)));
+	off = (int64_t)(b - (a + (c - a) / 2));
+	if ((uint64_t)(off < 0 ? -off : off) <= c - a)
+		off = 0;
+	atomic_store(&cp.ts_offset_ns, off);
 	return CUPTI_SUCCESS;
 }
 
