@@ -210,14 +210,18 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
 	pid_t child = gw_child_pid;
 
 	(void)ctx;
+	if (child <= 0)
+		return;
 	/*
-	 * The child shares our process group, so a terminal's ^C (sent by the kernel to the whole
-	 * foreground group) has already reached it: forwarding it again would deliver it twice,
-	 * and programs such as torchrun treat a second SIGINT as "stop now". Only signals sent to
-	 * us alone by another process (kill, a batch scheduler) are forwarded.
+	 * The child starts in our process group, so a terminal's ^C (sent by the kernel to the
+	 * whole foreground group) has already reached it: forwarding it again would deliver it
+	 * twice, and programs such as torchrun treat a second SIGINT as "stop now". Signals sent
+	 * to us alone by another process (kill, a batch scheduler) are forwarded, and so is a
+	 * terminal's when the child has left our group (setsid, its own job control).
 	 */
-	if (child > 0 && info->si_code != SI_KERNEL)
-		kill(child, sig);
+	if (info->si_code == SI_KERNEL && getpgid(child) == getpgrp())
+		return;
+	kill(child, sig);
 }
 
 static void block_forwarded(int how, sigset_t *old)

@@ -7,6 +7,7 @@ import glob
 import os
 import pty
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -92,16 +93,18 @@ def test_forwarding(a, tmp):
         check(p.returncode == 40 + sig, "the program's own exit status after %s (got %d)" % (name, p.returncode))
 
 
-def test_terminal_ctrl_c(a, tmp):
+def test_terminal_ctrl_c(a, tmp, prefix=()):
     # A terminal's ^C goes to the whole foreground process group, child included: the launcher
-    # must not forward it a second time.
-    marker = os.path.join(tmp, "marker-tty")
+    # must not forward it a second time. A child that left the group (setsid) does not get the
+    # terminal's signal: then the launcher must forward it.
+    how = " ".join(prefix) or "same group"
+    marker = os.path.join(tmp, "marker-tty-" + (prefix[0] if prefix else "group"))
     pid, fd = pty.fork()
     if pid == 0:
-        os.execv(a.launcher, [a.launcher, "run", "--no-report", "-o", tmp + "/", "--",
-                              sys.executable, a.child, "wait", marker])
+        os.execv(a.launcher, [a.launcher, "run", "--no-report", "-o", tmp + "/", "--"] +
+                 list(prefix) + [sys.executable, a.child, "wait", marker])
     ready = wait_for(marker, "ready")
-    check(ready, "child started under a terminal")
+    check(ready, "child started under a terminal (%s)" % how)
     os.write(fd, b"\x03")
     status = None
     end = time.time() + 30
@@ -120,9 +123,9 @@ def test_terminal_ctrl_c(a, tmp):
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
     got = read(marker).split()
-    check(got.count("SIGINT") == 1, "terminal ^C reached the program exactly once (%s)" % got)
+    check(got.count("SIGINT") == 1, "terminal ^C reached the program exactly once (%s: %s)" % (how, got))
     check(status is not None and os.WIFEXITED(status) and os.WEXITSTATUS(status) == 40 + signal.SIGINT,
-          "after ^C the launcher exits with the program's status (%r)" % status)
+          "after ^C the launcher exits with the program's status (%s: %r)" % (how, status))
     os.close(fd)
 
 
@@ -203,6 +206,8 @@ def main():
         test_exit_status(a, tmp)
         test_forwarding(a, tmp)
         test_terminal_ctrl_c(a, tmp)
+        if shutil.which("setsid"):
+            test_terminal_ctrl_c(a, tmp, ("setsid",))
         test_capture(a, tmp)
         test_demo(a)
     if failures:
