@@ -310,13 +310,20 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* A forked child has no worker; it starts its own on first use. */
+/* A forked child has no worker (it starts its own on first use) and none of the parent's
+ * records: they are the parent's to deliver. */
 static void atfork_child(void)
 {
 	cp.worker_running = false;
 	pthread_mutex_init(&cp.worker_lock, NULL);
 	pthread_mutex_init(&cp.flush_lock, NULL);
 	pthread_mutex_init(&cp.pend_lock, NULL);
+	pthread_cond_init(&cp.worker_cond, NULL);
+	pthread_cond_init(&cp.done_cond, NULL);
+	cp.flush_requested = cp.flush_done = 0;
+	cp.pend = (struct pending_vec){0};
+	cp.buf = NULL;
+	atomic_store(&cp.dropped, 0);
 }
 
 static bool start_worker(void)

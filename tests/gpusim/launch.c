@@ -69,6 +69,14 @@ static struct entry *table_get(struct table *t, const void *key)
 	return e->key ? e : NULL;
 }
 
+void gw_sim_registry_fork_lock(bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&reg_lock);
+	else
+		pthread_mutex_unlock(&reg_lock);
+}
+
 struct gw_sim_kernel *gw_sim_kernel_find(const void *host_fun)
 {
 	struct entry *e;

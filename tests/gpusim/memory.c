@@ -173,6 +173,14 @@ out:
 	return r;
 }
 
+void gw_sim_mem_fork_lock(bool lock)
+{
+	if (lock)
+		pthread_mutex_lock(&mem.lock);
+	else
+		pthread_mutex_unlock(&mem.lock);
+}
+
 uint64_t gw_sim_mem_used(void)
 {
 	uint64_t v;

@@ -121,6 +121,8 @@ int gw_sim_mem_find(const void *ptr, size_t bytes, enum gw_sim_mem *ret_kind, vo
 /* Records [ptr, ptr + bytes) as registered host memory; -EEXIST if it overlaps any. */
 int gw_sim_mem_register(void *ptr, size_t bytes);
 uint64_t gw_sim_mem_used(void);
+/* Takes (true) or releases (false) the allocation table's lock around fork(). */
+void gw_sim_mem_fork_lock(bool lock);
 void gw_sim_mem_free_all(void);
 
 /* api.c: the per-call bracket that drives CUPTI callbacks and API records. */
@@ -170,6 +172,8 @@ void gw_sim_set_error(cudaError_t err);
 cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
 			  cudaStream_t stream, bool per_thread);
 struct gw_sim_kernel *gw_sim_kernel_find(const void *host_fun);
+/* Takes (true) or releases (false) the registration table's lock around fork(). */
+void gw_sim_registry_fork_lock(bool lock);
 void *gw_sim_symbol_find(const void *host_var, size_t *ret_size);
 
 /*

@@ -53,6 +53,27 @@ CUcontext gw_sim_context(void)
 	return (CUcontext)(void *)&ctx;
 }
 
+/* fork() while another thread holds a lock must not leave it held in the child: take them all
+ * (no path holds two at once, so the order is free), release them on both sides. */
+static void fork_prepare(void)
+{
+	gw_sim_registry_fork_lock(true);
+	gw_sim_mem_fork_lock(true);
+	pthread_mutex_lock(&gw_sim_rt.lock);
+}
+
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	gw_sim_mem_fork_lock(false);
+	gw_sim_registry_fork_lock(false);
+}
+
+__attribute__((constructor)) static void install_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 static void device_init(void)
 {
 	const struct gw_sim_hooks *h;
