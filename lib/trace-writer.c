@@ -23,7 +23,7 @@
 #define GW_MAX_THREAD_BUF     (1ull << 32)
 #define GW_DEFAULT_FRAME      (1u << 20)
 #define GW_MAX_FRAME	      (32u << 20)
-#define GW_DEFAULT_LEVEL      3
+#define GW_DEFAULT_LEVEL      1
 #define GW_DEFAULT_THREADS    256u
 #define GW_MAX_THREADS	      65536u
 /* Slack past frame_bytes so any record that fits a ring also fits the frame being built. */

@@ -13,7 +13,7 @@ struct gw_writer_options {
 	uint64_t flush_interval_ns; /* a frame at least this often; 0 = 250 ms */
 	size_t thread_buffer_bytes; /* per-thread ring, rounded up to a power of two; 0 = 1 MiB */
 	size_t frame_bytes;	    /* encoded bytes that end a frame; 0 = 1 MiB, at most 32 MiB */
-	int zstd_level;		    /* 0 = default (3) */
+	int zstd_level;		    /* 0 = default (1: see bench-trace) */
 	unsigned max_threads;	    /* threads with a buffer at once; 0 = 256 */
 };
 
