@@ -40,6 +40,7 @@ static const char *const gw_demo_workloads[] = {
 static const int gw_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 static volatile pid_t gw_child_pid;
+static bool gw_debug; /* GPUWHY_DEBUG set: say on stderr which signals were forwarded */
 
 static void usage(FILE *f)
 {
@@ -222,6 +223,17 @@ static void on_signal(int sig, siginfo_t *info, void *ctx)
 	if (info->si_code == SI_KERNEL && getpgid(child) == getpgrp())
 		return;
 	kill(child, sig);
+	if (gw_debug) {
+		char msg[64] = "gpuwhy: forwarded signal ";
+		size_t n = strlen(msg);
+
+		if (sig >= 10)
+			msg[n++] = (char)('0' + sig / 10 % 10);
+		msg[n++] = (char)('0' + sig % 10);
+		memcpy(msg + n, " to the program\n", 16);
+		if (write(STDERR_FILENO, msg, n + 16) < 0)
+			return;
+	}
 }
 
 static void block_forwarded(int how, sigset_t *old)
@@ -682,8 +694,10 @@ static int cmd_report(char **argv)
 int main(int argc, char **argv)
 {
 	struct gw_run_opts o = {0};
+	const char *debug = getenv("GPUWHY_DEBUG");
 	int first;
 
+	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
