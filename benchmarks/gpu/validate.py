@@ -59,6 +59,9 @@ class Validation:
         self.logf.flush()
 
     def record(self, section, name, status, **detail):
+        if isinstance(detail.get('note'), str):
+            detail['note'] = ' / '.join(l.strip() for l in detail['note'].splitlines()
+                                        if l.strip())
         r = {'section': section, 'name': name, 'status': status}
         r.update(detail)
         self.results.append(r)

@@ -30,11 +30,13 @@ if [ "${1:-}" = "--prepare-device" ]; then
 		meson setup "$dev/build" "$root" -Dworkloads=enabled -Dworkloads_static=true \
 			-Dbuildtype=debugoptimized >/dev/null
 	meson compile -C "$dev/build" >/dev/null
-	# every non-glibc library the capture library and the tools load
+	# the libraries the capture library and the tools load beyond glibc and the C++ and zlib
+	# runtimes every machine has (an older copy of those would shadow PyTorch's needs)
 	for bin in "$dev"/build/lib/libgpuwhy.so "$dev"/build/tools/gpuwhy-report \
 		"$dev"/build/tools/gpuwhy; do
 		ldd "$bin" | awk '$3 ~ /^\// {print $3}'
-	done | sort -u | grep -Ev '/(libc|libm|libdl|libpthread|librt|ld-linux[^/]*)\.so' |
+	done | sort -u |
+		grep -Ev '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|libz|ld-linux[^/]*)\.so' |
 		while read -r lib; do cp -L "$lib" "$dev/lib/"; done
 	echo "validate.sh: .device/build and .device/lib ready ($(du -sh "$dev" | cut -f1));" \
 		"carry .device to the GPU machine" >&2
