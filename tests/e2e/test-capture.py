@@ -310,7 +310,7 @@ def cmd_sigkill(ctx, opts):
     env = ctx.env(out, 'preload', w.get('env'))
     cmd = [os.path.join(ctx.workloads, 'tiny_kernels')] + workload_argv(args)
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(2.0)
+    time.sleep(1.2)
     kill_ns = time.clock_gettime_ns(time.CLOCK_MONOTONIC_RAW)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=30)

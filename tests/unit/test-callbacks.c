@@ -60,7 +60,7 @@ static void finish(void)
 }
 
 static void call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
-		 const void *params, const void *ret, uint32_t correlation)
+		 const void *params, void *ret, uint32_t correlation)
 {
 	CUpti_CallbackData cb = {
 		.callbackSite = site,
