@@ -140,6 +140,19 @@ static void push(const union record *r, uint64_t ready_ns)
 		wake_worker();
 }
 
+/* When the last pending record's operation ends. */
+static uint64_t pending_end(void)
+{
+	uint64_t t = 0;
+
+	pthread_mutex_lock(&cp.pend_lock);
+	for (size_t i = 0; i < cp.pend.n; i++)
+		if (cp.pend.v[i].ready_ns > t)
+			t = cp.pend.v[i].ready_ns;
+	pthread_mutex_unlock(&cp.pend_lock);
+	return t;
+}
+
 static size_t record_size(CUpti_ActivityKind kind)
 {
 	switch (kind) {
@@ -847,11 +860,15 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
 	uint64_t gen;
 
-	(void)flag; /* every record gpusim holds is complete once its op has finished */
 	if (!cp.requested)
 		return CUPTI_ERROR_INVALID_OPERATION;
 	if (in_flush)
 		return CUPTI_SUCCESS; /* from a buffer callback: that flush is under way */
+	/* A record is complete once its operation has finished. Where CUPTI's forced flush hands
+	 * back incomplete records, gpusim lets the virtual device finish them first, as the
+	 * context teardown at exit (where clients force a flush) would. */
+	if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)
+		gw_sim_wait_until(pending_end());
 	if (!start_worker()) {
 		flush_now();
 		return CUPTI_SUCCESS;

@@ -132,6 +132,8 @@ struct gw_sim_hooks {
 void gw_sim_set_hooks(const struct gw_sim_hooks *hooks);
 /* CLOCK_MONOTONIC_RAW in ns: the clock of the virtual timeline. */
 uint64_t gw_sim_now_ns(void);
+/* Returns once gw_sim_now_ns() >= t_ns (sleeps, then spins the last stretch). */
+void gw_sim_wait_until(uint64_t t_ns);
 /* The knobs (read from the environment on first use). Never NULL. */
 const struct gw_sim_config *gw_sim_config(void);
 /* True once the runtime has initialized its device (first runtime call). */

@@ -84,7 +84,6 @@ uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name
 
 /* timeline.c */
 void gw_sim_init(void);
-void gw_sim_wait_until(uint64_t t_ns);
 void gw_sim_spin_ns(uint64_t ns);
 struct gw_sim_stream *gw_sim_stream_get(cudaStream_t handle, bool per_thread);
 struct gw_sim_stream *gw_sim_stream_new(unsigned int flags, int priority);
