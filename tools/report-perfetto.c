@@ -108,6 +108,7 @@ static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 {
 	struct gw_reader *r = NULL;
 	struct gw_record rec;
+	uint64_t records = 0;
 	int err, n;
 
 	err = gw_reader_open(path, &r);
@@ -117,6 +118,7 @@ static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 	if (gw_reader_header(r)->start_ns < *t0)
 		*t0 = gw_reader_header(r)->start_ns;
 	while ((n = gw_reader_next(r, &rec)) > 0) {
+		records++;
 		if (rec.type == GW_REC_STRING) {
 			err = keep_string(t, &rec.string);
 		} else if (rec.type == GW_REC_MEMORY && is_device_memory(rec.memory.mem_kind)) {
@@ -137,7 +139,8 @@ static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 		if (err < 0)
 			break;
 	}
-	if (n < 0 && err >= 0)
+	/* Corrupt bytes after good records end the trace there, as in the analysis. */
+	if (n < 0 && err >= 0 && !(n == -EBADMSG && records > 0))
 		err = n;
 	gw_reader_free(r);
 	return err;
@@ -288,6 +291,7 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 	struct gw_reader *r = NULL;
 	struct gw_record rec;
 	FILE *f = pf->f;
+	uint64_t records = 0;
 	char *label;
 	int err, n;
 
@@ -303,6 +307,7 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 	free(label);
 
 	while ((n = gw_reader_next(r, &rec)) > 0) {
+		records++;
 		switch (rec.type) {
 		case GW_REC_THREAD: {
 			char *name =
@@ -357,7 +362,7 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 			break;
 		}
 	}
-	err = n < 0 ? n : 0;
+	err = n < 0 && !(n == -EBADMSG && records > 0) ? n : 0;
 	gw_reader_free(r);
 	return err;
 }
