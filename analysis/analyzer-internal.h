@@ -120,13 +120,15 @@ struct gw_alloc_acc {
 
 struct gw_analyzer {
 	struct gw_analysis_options opt;
-	struct gw_vec traces;	/* struct gw_trace_st */
-	struct gw_vec devs;	/* struct gw_dev_st */
-	struct gw_hmap dev_map; /* (trace, device id) -> index + 1 */
-	struct gw_vec ops;	/* struct gw_op */
-	struct gw_vec apis;	/* struct gw_api */
-	struct gw_vec mevs;	/* struct gw_mev */
-	uint32_t *op_api;	/* per op: index into apis, UINT32_MAX none */
+	struct gw_vec traces;		      /* struct gw_trace_st */
+	struct gw_vec devs;		      /* struct gw_dev_st */
+	struct gw_hmap dev_map;		      /* (trace, device id) -> index + 1 */
+	uint64_t last_dev_trace, last_dev_id; /* the last dev_index() answer */
+	int last_dev;
+	struct gw_vec ops;  /* struct gw_op */
+	struct gw_vec apis; /* struct gw_api */
+	struct gw_vec mevs; /* struct gw_mev */
+	uint32_t *op_api;   /* per op: index into apis, UINT32_MAX none */
 	float *op_fill;
 
 	struct gw_vec syncs; /* struct gw_sync_acc */

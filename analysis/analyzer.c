@@ -86,13 +86,20 @@ static char *bytes_dup(struct gw_bytes b)
 static int dev_index(struct gw_analyzer *a, unsigned trace, uint64_t id)
 {
 	bool fresh;
-	uint64_t *v = gw_hmap_get(&a->dev_map, trace, id, &fresh);
+	uint64_t *v;
 	struct gw_dev_st *d;
 
+	if (a->last_dev > 0 && a->last_dev_trace == trace && a->last_dev_id == id)
+		return a->last_dev - 1;
+	v = gw_hmap_get(&a->dev_map, trace, id, &fresh);
 	if (!v)
 		return -ENOMEM;
-	if (!fresh)
+	if (!fresh) {
+		a->last_dev_trace = trace;
+		a->last_dev_id = id;
+		a->last_dev = (int)*v;
 		return (int)(*v - 1);
+	}
 	if (a->devs.len >= UINT16_MAX)
 		return -E2BIG;
 	d = gw_vec_push(&a->devs, sizeof(*d));
@@ -509,6 +516,29 @@ static int cmp_mev(const void *x, const void *y)
 	return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
 }
 
+/* Traces usually arrive in order: an inline check is much cheaper than the sort's. */
+static bool apis_sorted(const struct gw_analyzer *a)
+{
+	const struct gw_api *v = a->apis.data;
+
+	for (size_t i = 1; i < a->apis.len; i++)
+		if (v[i].trace < v[i - 1].trace ||
+		    (v[i].trace == v[i - 1].trace && v[i].corr < v[i - 1].corr))
+			return false;
+	return true;
+}
+
+static bool ops_sorted(const struct gw_analyzer *a)
+{
+	const struct gw_op *v = a->ops.data;
+
+	for (size_t i = 1; i < a->ops.len; i++)
+		if (v[i].dev < v[i - 1].dev ||
+		    (v[i].dev == v[i - 1].dev && v[i].start_ns < v[i - 1].start_ns))
+			return false;
+	return true;
+}
+
 static uint32_t find_api(const struct gw_analyzer *a, uint16_t trace, uint64_t corr, size_t *hint)
 {
 	const struct gw_api *v = a->apis.data;
@@ -555,19 +585,50 @@ static uint8_t name_class(struct gw_analyzer *a, unsigned trace, uint32_t id, bo
 	return c;
 }
 
+/* Loops repeat a few launch shapes: the fills of the last 64 are remembered. */
+struct gw_fill_cache {
+	const struct gw_dev_st *d;
+	uint32_t blocks, smem;
+	uint16_t threads;
+	uint8_t regs;
+	float fill;
+};
+
+static float op_fill(struct gw_fill_cache *cache, const struct gw_dev_st *d, const struct gw_op *op)
+{
+	unsigned i = ((op->blocks * 0x9E3779B1u) ^ (op->threads * 0x85EBCA6Bu) ^
+		      (op->smem * 0xC2B2AE35u) ^ op->regs) >>
+		     26;
+
+	if (cache[i].d != d || cache[i].blocks != op->blocks || cache[i].smem != op->smem ||
+	    cache[i].threads != op->threads || cache[i].regs != op->regs) {
+		cache[i].d = d;
+		cache[i].blocks = op->blocks;
+		cache[i].smem = op->smem;
+		cache[i].threads = op->threads;
+		cache[i].regs = op->regs;
+		cache[i].fill =
+			(float)gw_kernel_fill(&d->lim, op->blocks, op->threads, op->regs, op->smem);
+	}
+	return cache[i].fill;
+}
+
 static int join_and_sort(struct gw_analyzer *a)
 {
 	struct gw_op *ops;
 	struct gw_api *apis;
 	struct gw_dev_st *devs = a->devs.data;
 	size_t hint = 0;
+	struct gw_fill_cache fill_cache[64] = {0};
 	uint32_t last_name = UINT32_MAX;
 	unsigned last_trace = UINT32_MAX;
 	uint8_t last_cls = 0;
 	bool last_ok = false;
 
-	if (gw_sort(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api) < 0 ||
-	    gw_sort(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op) < 0 ||
+	if ((!apis_sorted(a) &&
+	     gw_sort(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api) < 0) ||
+	    (!ops_sorted(a) &&
+	     gw_sort(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op) < 0) ||
 	    gw_sort(a->mevs.data, a->mevs.len, sizeof(struct gw_mev), cmp_mev) < 0)
 		return -ENOMEM;
 	ops = a->ops.data;
@@ -601,8 +662,7 @@ static int join_and_sort(struct gw_analyzer *a)
 				last_name = op->name_id;
 				last_trace = d->r.trace;
 			}
-			a->op_fill[i] = (float)gw_kernel_fill(&d->lim, op->blocks, op->threads,
-							      op->regs, op->smem);
+			a->op_fill[i] = op_fill(fill_cache, d, op);
 			op->cls = last_cls;
 			a->kernel_ns += op->end_ns - op->start_ns;
 			if (!last_ok)
@@ -1145,9 +1205,12 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 	if ((r = gw_advise(a)) < 0)
 		goto fail;
 	if (a->opt.keep_gaps) {
-		res->gaps = a->gaps.data;
 		res->n_gaps = a->gaps.len;
-		memset(&a->gaps, 0, sizeof(a->gaps));
+		res->gaps = gw_vec_detach(&a->gaps);
+		if (!res->gaps && res->n_gaps) {
+			r = -ENOMEM;
+			goto fail;
+		}
 	}
 	res->events_held = a->ops.len + a->apis.len + a->mevs.len;
 	res->bytes_held = a->ops.len * (sizeof(struct gw_op) + sizeof(uint32_t) + sizeof(float)) +

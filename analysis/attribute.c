@@ -12,6 +12,23 @@
 #define GW_FUSION_MAX	     8
 #define GW_INCALL_SCAN	     512
 
+/* A direct-mapped cache in front of a hash map of per-name accumulators: loops cycle
+ * through a few names, and the hash lookup per kernel is the costliest step of a pass. */
+struct gw_name_cache {
+	uint64_t key[256]; /* (trace << 32 | name) + 1; 0 empty */
+	uint32_t idx[256];
+};
+
+static uint32_t *name_cache_slot(struct gw_name_cache *c, unsigned trace, uint32_t name, bool *hit)
+{
+	uint64_t key = ((uint64_t)trace << 32 | name) + 1;
+	unsigned i = (unsigned)((name * 0x9E3779B1u) >> 24);
+
+	*hit = c->key[i] == key;
+	c->key[i] = key;
+	return &c->idx[i];
+}
+
 /* A synchronizing call on one device, waiting to learn when the device drained. */
 struct gw_sync_ev {
 	uint64_t start_ns, end_ns;
@@ -32,6 +49,7 @@ struct gw_sweep {
 	int64_t owner; /* sync site holding the debt, -1 none */
 	bool owner_fresh;
 	uint64_t last_gap_end, last_gap_len;
+	struct gw_name_cache tiny_cache;
 };
 
 static const struct gw_op *g_sort_ops; /* for the index sort below */
@@ -98,9 +116,20 @@ static uint32_t heap_pop(struct gw_heap *h, const struct gw_op *ops)
 	return top;
 }
 
-/* Marks kernels overlapped by a kernel of another stream. */
-static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
+/* Marks kernels overlapped by a kernel of another stream. Returns whether the device ran
+ * kernels on more than one stream. */
+static bool mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
 {
+	size_t first = 0;
+
+	while (first < n && ops[first].kind != GW_OP_KERNEL)
+		first++;
+	/* One stream: nothing can overlap from another (the common case, and a full pass). */
+	for (size_t i = first; i < n; i++)
+		if (ops[i].kind == GW_OP_KERNEL && ops[i].stream != ops[first].stream)
+			goto several;
+	return false;
+several:
 	h->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i].kind != GW_OP_KERNEL)
@@ -118,6 +147,7 @@ static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
 		heap_push(h, ops, (uint32_t)i);
 	}
 	h->n = 0;
+	return true;
 }
 
 /* Chain detection on one stream's candidate segment idx[s..e): repeats of period 1-4. */
@@ -216,6 +246,7 @@ static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct
 	const float *fill = a->op_fill + d->op_begin;
 	const uint32_t *op_api = a->op_api + d->op_begin;
 	unsigned trace = d->r.trace;
+	struct gw_name_cache cache = {0};
 	uint32_t last_name = UINT32_MAX;
 	struct gw_kernel_acc *k = NULL;
 
@@ -226,12 +257,14 @@ static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct
 		if (o->kind != GW_OP_KERNEL)
 			continue;
 		if (o->name_id != last_name) {
-			bool fresh;
-			uint64_t *v = gw_hmap_get(&a->kstat_map, trace, o->name_id, &fresh);
+			bool fresh, hit;
+			uint32_t *slot = name_cache_slot(&cache, trace, o->name_id, &hit);
+			uint64_t *v =
+				hit ? NULL : gw_hmap_get(&a->kstat_map, trace, o->name_id, &fresh);
 
-			if (!v)
+			if (!hit && !v)
 				return -ENOMEM;
-			if (fresh) {
+			if (!hit && fresh) {
 				k = gw_vec_push(&a->kstats, sizeof(*k));
 				if (!k)
 					return -ENOMEM;
@@ -240,7 +273,9 @@ static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct
 				k->cls = o->cls;
 				*v = a->kstats.len;
 			}
-			k = &((struct gw_kernel_acc *)a->kstats.data)[*v - 1];
+			if (!hit)
+				*slot = (uint32_t)(*v - 1);
+			k = &((struct gw_kernel_acc *)a->kstats.data)[*slot];
 			last_name = o->name_id;
 		}
 		if (!k->stack_id && op_api[i] != UINT32_MAX)
@@ -257,7 +292,7 @@ static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct
 
 /* Per-stream passes over one device's kernels: chains and fusion candidates. */
 static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
-			 uint32_t *idx)
+			 uint32_t *idx, bool streams)
 {
 	const float *fill = a->op_fill + d->op_begin;
 	size_t m = 0;
@@ -267,7 +302,8 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 		if (ops[i].kind == GW_OP_KERNEL)
 			idx[m++] = (uint32_t)i;
 	g_sort_ops = ops;
-	if (gw_sort(idx, m, sizeof(*idx), cmp_stream_idx) < 0)
+	/* With one stream, start order is already (stream, start) order. */
+	if (streams && gw_sort(idx, m, sizeof(*idx), cmp_stream_idx) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < m;) {
 		size_t j = i;
@@ -299,7 +335,9 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 	return 0;
 }
 
-static void bins_add(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket, double sms_share,
+/* Adds [t0, t1) to the drawing bins: rate[b] SM-ns per ns for each bucket (or all SMs to
+ * `bucket` when rate is NULL), the fill and whether a kernel ran. */
+static void bins_add(struct gw_sweep *w, uint64_t t0, uint64_t t1, const double *rate, int bucket,
 		     double fill, bool kernel)
 {
 	struct gw_analysis *res = w->res;
@@ -308,16 +346,19 @@ static void bins_add(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket, d
 	if (!res->n_bins || t1 <= t0)
 		return;
 	b = (t0 - res->start_ns) / res->bin_ns;
+	bend = res->start_ns + b * res->bin_ns;
 	for (; t0 < t1 && b < res->n_bins; b++, t0 = bend) {
 		struct gw_timeline_bin *bin = &res->bins[b];
 		double dt;
 
-		bend = res->start_ns + (b + 1) * res->bin_ns;
-		if (bend > t1)
-			bend = t1;
-		dt = (double)(bend - t0);
-		if (bucket >= 0)
-			bin->sm_ns[bucket] += dt * sms_share;
+		bend += res->bin_ns;
+		dt = (double)((bend < t1 ? bend : t1) - t0);
+		if (rate) {
+			for (int k = 0; k < GW_BUCKET_COUNT; k++)
+				bin->sm_ns[k] += dt * rate[k];
+		} else {
+			bin->sm_ns[bucket] += dt * w->sms;
+		}
 		if (fill > 0)
 			bin->sm_busy += dt * fill * w->sms;
 		if (kernel)
@@ -332,7 +373,7 @@ static int gap_piece(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket)
 	if (t1 <= t0)
 		return 0;
 	w->d->r.sm_ns[bucket] += (double)(t1 - t0) * w->sms;
-	bins_add(w, t0, t1, bucket, w->sms, 0, false);
+	bins_add(w, t0, t1, NULL, bucket, 0, false);
 	if (!w->a->opt.keep_gaps)
 		return 0;
 	g = gw_vec_push(&w->a->gaps, sizeof(*g));
@@ -447,13 +488,16 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 	struct gw_analyzer *a = w->a;
 	unsigned trace = w->d->r.trace;
 	struct gw_tiny_acc *t;
-	uint64_t *v;
-	bool fresh;
+	uint64_t *v = NULL;
+	bool fresh = false, hit;
+	uint32_t *slot = name_cache_slot(&w->tiny_cache, trace, op->name_id, &hit);
 
 	gw_an_trace(a, trace)->info.counts.tiny_kernels++;
-	v = gw_hmap_get(&a->tiny_map, trace, op->name_id, &fresh);
-	if (!v)
-		return -ENOMEM;
+	if (!hit) {
+		v = gw_hmap_get(&a->tiny_map, trace, op->name_id, &fresh);
+		if (!v)
+			return -ENOMEM;
+	}
 	if (fresh) {
 		t = gw_vec_push(&a->tiny, sizeof(*t));
 		if (!t)
@@ -462,7 +506,9 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 		t->name_id = op->name_id;
 		*v = a->tiny.len;
 	}
-	t = &((struct gw_tiny_acc *)a->tiny.data)[*v - 1];
+	if (!hit)
+		*slot = (uint32_t)(*v - 1);
+	t = &((struct gw_tiny_acc *)a->tiny.data)[*slot];
 	if (!t->stack_id && ai != UINT32_MAX)
 		t->stack_id = ((struct gw_api *)a->apis.data)[ai].stack_id;
 	t->count++;
@@ -502,27 +548,25 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			double dt = (double)(tn - t);
 
 			if (nk) {
-				double sum = 0, f;
+				double sum = 0, f, rate[GW_BUCKET_COUNT] = {0};
 				int ub =
 					nchain ? GW_BUCKET_DEPENDENCY_CHAIN : GW_BUCKET_SMALL_BATCH;
 
 				for (int b = 0; b < GW_BUCKET_COUNT; b++)
 					sum += cls_fill[b];
 				f = sum < 1 ? sum : 1;
-				for (int b = 0; b < GW_BUCKET_COUNT && sum > 0; b++) {
-					if (cls_fill[b] <= 0)
-						continue;
-					w->d->r.sm_ns[b] += dt * w->sms * f * cls_fill[b] / sum;
-					bins_add(w, t, tn, b, w->sms * f * cls_fill[b] / sum, 0,
-						 false);
-				}
-				w->d->r.sm_ns[ub] += dt * w->sms * (1 - f);
-				bins_add(w, t, tn, ub, w->sms * (1 - f), f, true);
+				for (int b = 0; b < GW_BUCKET_COUNT && sum > 0; b++)
+					if (cls_fill[b] > 0)
+						rate[b] = w->sms * f * cls_fill[b] / sum;
+				rate[ub] += w->sms * (1 - f);
+				for (int b = 0; b < GW_BUCKET_COUNT; b++)
+					w->d->r.sm_ns[b] += dt * rate[b];
+				bins_add(w, t, tn, rate, 0, f, true);
 				w->d->fill_sm_ns += dt * w->sms * f;
 				w->d->r.kernel_active_ns += tn - t;
 			} else if (ncp) {
 				w->d->r.sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * w->sms;
-				bins_add(w, t, tn, GW_BUCKET_DATA_TRANSFER, w->sms, 0, false);
+				bins_add(w, t, tn, NULL, GW_BUCKET_DATA_TRANSFER, 0, false);
 			} else if ((r = gap(w, ops, i, t, tn)) < 0) {
 				return r;
 			}
@@ -619,6 +663,7 @@ int gw_attribute(struct gw_analyzer *a)
 	struct gw_heap h = {0};
 	uint32_t *idx = NULL;
 	size_t se = 0;
+	bool streams;
 	int r;
 
 	if ((r = collect_syncs(a, &evs)) < 0)
@@ -651,8 +696,8 @@ int gw_attribute(struct gw_analyzer *a)
 		}
 		w.sms = (double)dv->lim.sm_count;
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
-		mark_overlaps(ops + dv->op_begin, n, &h);
-		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx)) < 0 ||
+		streams = mark_overlaps(ops + dv->op_begin, n, &h);
+		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx, streams)) < 0 ||
 		    (r = kernel_stats(a, dv, ops + dv->op_begin, n)) < 0 ||
 		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;

@@ -4,36 +4,64 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "util.h"
 
 /* libstdc++'s demangler (the Itanium C++ ABI function); we link libstdc++ for it. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-void *gw_vec_push(struct gw_vec *v, size_t elem)
+#define GW_VEC_MAP_BYTES (1u << 20)
+
+int gw_vec_grow(struct gw_vec *v, size_t elem)
 {
-	void *p;
+	size_t cap = v->cap ? v->cap * 2 : 64, bytes = cap * elem;
+	void *d;
 
-	v->elem = elem;
-	if (v->len == v->cap) {
-		size_t cap = v->cap ? v->cap * 2 : 64;
-		void *d = realloc(v->data, cap * elem);
-
-		if (!d)
-			return NULL;
-		v->data = d;
-		v->cap = cap;
+	if (bytes < GW_VEC_MAP_BYTES) {
+		d = realloc(v->data, bytes);
+	} else if (v->mapped) {
+		d = mremap(v->data, v->cap * elem, bytes, MREMAP_MAYMOVE);
+		d = d == MAP_FAILED ? NULL : d;
+	} else {
+		d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		d = d == MAP_FAILED ? NULL : d;
+		if (d) {
+			if (v->len)
+				memcpy(d, v->data, v->len * elem);
+			free(v->data);
+			v->mapped = true;
+		}
 	}
-	p = (char *)v->data + v->len++ * elem;
-	memset(p, 0, elem);
-	return p;
+	if (!d)
+		return -1;
+	v->data = d;
+	v->cap = cap;
+	return 0;
+}
+
+void *gw_vec_detach(struct gw_vec *v)
+{
+	void *d = v->data;
+
+	if (v->mapped) {
+		d = malloc(v->len * v->elem + 1);
+		if (d)
+			memcpy(d, v->data, v->len * v->elem);
+		munmap(v->data, v->cap * v->elem);
+	}
+	memset(v, 0, sizeof(*v));
+	return d;
 }
 
 void gw_vec_free(struct gw_vec *v)
 {
 	if (!v)
 		return;
-	free(v->data);
+	if (v->mapped)
+		munmap(v->data, v->cap * v->elem);
+	else
+		free(v->data);
 	memset(v, 0, sizeof(*v));
 }
 

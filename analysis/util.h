@@ -6,14 +6,33 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A growable array of fixed-size elements. Zero-initialized is empty. */
+/* A growable array of fixed-size elements. Zero-initialized is empty. Large arrays live in
+ * their own mapping and grow with mremap, so growing never copies them. */
 struct gw_vec {
 	void *data;
 	size_t len, cap, elem;
+	bool mapped;
 };
 
+/* Makes room for one more element; returns -ENOMEM or 0. */
+int gw_vec_grow(struct gw_vec *v, size_t elem);
+
 /* Appends one zeroed element; returns it, or NULL on -ENOMEM. */
-void *gw_vec_push(struct gw_vec *v, size_t elem);
+static inline void *gw_vec_push(struct gw_vec *v, size_t elem)
+{
+	char *p;
+
+	if (__builtin_expect(v->len == v->cap, 0) && gw_vec_grow(v, elem) < 0)
+		return NULL;
+	v->elem = elem;
+	p = (char *)v->data + v->len++ * elem;
+	__builtin_memset(p, 0, elem);
+	return p;
+}
+
+/* The elements in malloc'd memory (for handing to a caller that frees them with free()); the
+ * vector is left empty. NULL when empty or on -ENOMEM. */
+void *gw_vec_detach(struct gw_vec *v);
 void gw_vec_free(struct gw_vec *v);
 
 /* A map from a pair of u64 keys to a u64 value (open addressing). Zero-initialized is empty. */
