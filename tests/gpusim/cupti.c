@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libcupti.so.13 stand-in: callbacks on the calling thread and activity buffers completed from a
- * thread of its own, with the CUDA 13 headers' record and parameter structures. */
+/* libcupti.so.13 stand-in: callbacks, activity records and buffers, as CUDA 13's CUPTI. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What nvcc-generated code calls: fatbinary, kernel and variable registration, launches, and
- * stream capture into graphs. Kernels are never executed; their duration comes from the model. */
+/* Kernel registration and launches as nvcc-generated code makes them, and capture into graphs. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Runtime calls gpusim accepts without modelling them further: limits, cache preferences, flags,
- * priorities, host registration, memory hints, peers and profiler markers. */
+/* Runtime calls accepted without a model of their own: limits, flags, hints, registration. */
 #include <errno.h>
 #include <string.h>
 

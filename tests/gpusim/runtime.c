@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The CUDA runtime entry points for memory, copies, streams, events, synchronization and the
- * device, on the virtual timeline. */
+/* CUDA runtime entry points for memory, copies, streams, events, syncs and device queries. */
 #include <errno.h>
 #include <string.h>
 

@@ -1,7 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Launch throughput of the simulated runtime: host cost per launch with the model's device time
- * set to zero (GPUSIM_LAUNCH_US=0, GPUSIM_WAVE_US=0, GPUSIM_QUEUE_US=0), so only gpusim's own
- * work is measured; without and with a CUPTI subscriber collecting kernel records. */
+/* Host cost per launch of the simulated runtime, with and without a CUPTI subscriber. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +69,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 2000000;
 	CUpti_SubscriberHandle sub;
 
+	/* No modelled device or launch time: what remains is gpusim's own work per launch. */
 	setenv("GPUSIM_LAUNCH_US", "0", 1);
 	setenv("GPUSIM_WAVE_US", "0", 1);
 	setenv("GPUSIM_QUEUE_US", "0", 1);

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* An injection library for test-injection: counts InitializeInjection calls and, like a real
- * tool, calls back into the runtime from it. */
+/* Injection library for test-injection: counts its InitializeInjection calls. */
 #include <cuda_runtime_api.h>
 
 int gw_sim_test_inject_calls;

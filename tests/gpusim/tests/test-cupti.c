@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Subscribes to the CUPTI stand-in the way a profiler does and checks callbacks, parameter
- * structs, activity records on the simulated timeline and the correlation ids joining them. */
+/* Subscribes to the CUPTI stand-in as a profiler does: callbacks, records, correlation. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
