@@ -2,6 +2,7 @@
 /* Streaming reader of gpuwhy traces: frame by frame, bounded memory, any bytes accepted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,25 @@ struct gw_reader {
 };
 
 static _Thread_local uint64_t newer_version;
-static _Thread_local char strerror_buf[96];
+static _Thread_local char strerror_buf[160];
+/* Why the last -EBADMSG on this thread was returned, for gw_reader_strerror. */
+static _Thread_local char badmsg_reason[128];
+
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(badmsg_reason, sizeof(badmsg_reason), fmt, ap);
+	va_end(ap);
+	return -EBADMSG;
+}
+
+static int not_a_trace(void)
+{
+	snprintf(badmsg_reason, sizeof(badmsg_reason), "not a gpuwhy trace");
+	return -EBADMSG;
+}
 
 static uint32_t get_le32(const uint8_t *p)
 {
@@ -101,10 +120,10 @@ static int read_file_header(struct gw_reader *r)
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < sizeof(skip) || get_le32(skip) != GW_SKIPPABLE_MAGIC)
-		return -EBADMSG;
+		return not_a_trace();
 	content = get_le32(skip + 4);
 	if (content < GW_FILE_MAGIC_LEN + 4 + 3 || content > GW_HEADER_MAX)
-		return -EBADMSG;
+		return not_a_trace();
 	r->header_buf = malloc(content);
 	if (!r->header_buf)
 		return -ENOMEM;
@@ -112,19 +131,19 @@ static int read_file_header(struct gw_reader *r)
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < content || memcmp(r->header_buf, GW_FILE_MAGIC, GW_FILE_MAGIC_LEN))
-		return -EBADMSG;
+		return not_a_trace();
 	version = get_le32(r->header_buf + GW_FILE_MAGIC_LEN);
 	if (version > GW_FORMAT_VERSION) {
 		newer_version = version;
 		return -EPROTONOSUPPORT;
 	}
 	if (version == 0)
-		return -EBADMSG;
+		return not_a_trace();
 	gw_codec_reset(cs);
 	k = gw_decode_record(cs, r->header_buf + GW_FILE_MAGIC_LEN + 4,
 			     content - GW_FILE_MAGIC_LEN - 4, &rec, &consumed);
 	if (k != 1 || rec.type != GW_REC_HEADER)
-		return -EBADMSG;
+		return bad("corrupt gpuwhy trace: bad file header record");
 	if (rec.header.format_version > GW_FORMAT_VERSION) {
 		newer_version = rec.header.format_version;
 		return -EPROTONOSUPPORT;
@@ -256,7 +275,8 @@ static int next_frame(struct gw_reader *r)
 		z = ZSTD_decompressStream(r->ds, &o, &r->zin);
 		r->bytes_read += r->zin.pos - before;
 		if (ZSTD_isError(z))
-			return -EBADMSG;
+			return bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
+				   (unsigned long long)r->bytes_read, ZSTD_getErrorName(z));
 		r->out_len = o.pos;
 		if (z == 0)
 			return 1;
@@ -264,7 +284,10 @@ static int next_frame(struct gw_reader *r)
 			uint8_t *bigger;
 
 			if (r->out_cap >= GW_READER_MAX_FRAME)
-				return -EBADMSG;
+				return bad(
+					"corrupt gpuwhy trace: a frame near byte %llu decompresses "
+					"to more than 64 MiB",
+					(unsigned long long)r->bytes_read);
 			bigger = realloc(r->out, r->out_cap * 2);
 			if (!bigger)
 				return -ENOMEM;
@@ -288,7 +311,10 @@ int gw_reader_next(struct gw_reader *r, struct gw_record *ret)
 			k = gw_decode_record(&r->codec, r->out + r->out_pos,
 					     r->out_len - r->out_pos, ret, &consumed);
 			if (k < 0) {
-				r->err = -EBADMSG;
+				r->err = bad(
+					"corrupt gpuwhy trace: bad record in the frame ending at "
+					"byte %llu",
+					(unsigned long long)r->bytes_read);
 				continue;
 			}
 			r->out_pos += consumed;
@@ -349,7 +375,7 @@ const char *gw_reader_strerror(int err)
 {
 	switch (err) {
 	case -EBADMSG:
-		return "not a gpuwhy trace, or a corrupt one";
+		return badmsg_reason[0] ? badmsg_reason : "not a gpuwhy trace, or a corrupt one";
 	case -EPROTONOSUPPORT:
 		snprintf(strerror_buf, sizeof(strerror_buf),
 			 "written by a newer gpuwhy (format %llu; this one reads %u)",
