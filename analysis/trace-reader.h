@@ -47,6 +47,8 @@ uint64_t gw_reader_file_size(const struct gw_reader *r);
 
 void gw_reader_free(struct gw_reader *r);
 
-/* A human reason for an error a reader function returned ("not a gpuwhy trace", ...). The
- * string is static or thread-local: valid until the next call on the same thread. */
+/* A human reason for an error a reader function returned: for -EBADMSG, why the last one on
+ * this thread was returned ("not a gpuwhy trace", "corrupt gpuwhy trace: bad frame near byte
+ * N (...)"). The string is static or thread-local: valid until the next reader call on the
+ * same thread. */
 const char *gw_reader_strerror(int err);
