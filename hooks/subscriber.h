@@ -61,7 +61,7 @@ void gw_cupti_flush(bool forced);
 
 /* Starts / stops the thread that flushes CUPTI's buffers every GW_CUPTI_FLUSH_NS, so that GPU
  * records reach the file as fast as host ones. */
-#define GW_CUPTI_FLUSH_NS 100000000ull
+#define GW_CUPTI_FLUSH_NS 50000000ull
 int gw_cupti_flusher_start(void);
 void gw_cupti_flusher_stop(void);
 

@@ -31,7 +31,7 @@
 
 /* Host records reach the file within this; CUPTI's buffers are flushed as often, so anything
  * older than about twice this survives a SIGKILL. */
-#define WRITER_FLUSH_NS 100000000ull
+#define WRITER_FLUSH_NS 50000000ull
 #define SIGNAL_FLUSH_NS 200000000ull
 #define GW_EXPORT	__attribute__((visibility("default")))
 
