@@ -88,6 +88,7 @@ static struct {
 	int write_err; /* first write error; nothing more is written after it */
 
 	_Atomic uint64_t st_records, st_bytes, st_frames, st_write_drops, st_buffer_drops;
+	_Atomic uint64_t st_source_drops; /* DROPS records emitted by others (CUPTI's losses) */
 } w = {.fd = -1};
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -417,6 +418,10 @@ static size_t drain_buffer(struct gw_thread_buf *b)
 		info = gw_record_info(e->type);
 		if (info->nvar)
 			fix_pointers(info, (uint8_t *)(e + 1));
+		/* losses reported by others (CUPTI's) count in the footer's total too */
+		if (e->type == GW_REC_DROPS)
+			atomic_fetch_add(&w.st_source_drops,
+					 ((struct gw_rec_drops *)(e + 1))->count);
 		add_record(e->type, e + 1);
 		tail += e->size;
 		if (!(++n & 255))
@@ -455,7 +460,8 @@ static void add_footer(void)
 	add_drops_record();
 	f.end_ns = now_ns();
 	f.records = atomic_load(&w.st_records) + w.frame_records;
-	f.dropped = atomic_load(&w.st_buffer_drops) + atomic_load(&w.st_write_drops);
+	f.dropped = atomic_load(&w.st_buffer_drops) + atomic_load(&w.st_write_drops) +
+		    atomic_load(&w.st_source_drops);
 	n = gw_encode_record(&w.codec, GW_REC_FOOTER, &f, w.frame + w.frame_len,
 			     w.frame_cap - w.frame_len);
 	if (n > 0)
@@ -663,6 +669,7 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 	atomic_store(&w.st_frames, 0);
 	atomic_store(&w.st_write_drops, 0);
 	atomic_store(&w.st_buffer_drops, 0);
+	atomic_store(&w.st_source_drops, 0);
 	atomic_store(&w.flush_done, atomic_load(&w.flush_req));
 	r = write_file_header(hdr);
 	if (r < 0)
@@ -769,9 +776,11 @@ void gw_writer_get_stats(struct gw_writer_stats *ret)
 	ret->records = atomic_load(&w.st_records);
 	ret->bytes_written = atomic_load(&w.st_bytes);
 	ret->frames = atomic_load(&w.st_frames);
-	ret->dropped = atomic_load(&w.st_write_drops) + atomic_load(&w.st_buffer_drops);
+	ret->dropped = atomic_load(&w.st_write_drops) + atomic_load(&w.st_buffer_drops) +
+		       atomic_load(&w.st_source_drops);
 	if (atomic_load(&w.state) == GW_W_RUNNING)
-		ret->dropped = atomic_load(&w.st_write_drops) + total_buffer_drops();
+		ret->dropped = atomic_load(&w.st_write_drops) + total_buffer_drops() +
+			       atomic_load(&w.st_source_drops);
 }
 
 void gw_writer_test_stall(bool stall)

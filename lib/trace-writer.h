@@ -62,7 +62,7 @@ void gw_writer_atfork_child(void);
 struct gw_writer_stats {
 	uint64_t records;	/* records in frames written (header and footer excluded) */
 	uint64_t bytes_written; /* file bytes, header included */
-	uint64_t dropped;	/* records lost, all sources */
+	uint64_t dropped;	/* records lost: buffers, writes, and emitted DROPS records */
 	uint64_t frames;	/* data frames written */
 };
 
