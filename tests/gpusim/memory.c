@@ -14,7 +14,7 @@ struct alloc {
 	enum gw_sim_mem kind;
 };
 
-/* Sorted by base; lookups are binary searches. */
+/* Live allocations; lookups are binary searches. */
 static struct {
 	pthread_mutex_t lock;
 	struct alloc *v;
@@ -28,15 +28,16 @@ static bool counts_on_device(enum gw_sim_mem kind)
 	return kind == GW_SIM_MEM_DEVICE || kind == GW_SIM_MEM_MANAGED;
 }
 
-/* Index of the first allocation with base > p. */
-static size_t upper(uintptr_t p)
+/* Index of the first allocation with base <= p, or n. The table is sorted by descending base:
+ * mmap hands out addresses downwards, so new allocations append and recent ones free cheaply. */
+static size_t at_or_below(uintptr_t p)
 {
 	size_t lo = 0, hi = mem.n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (mem.v[mid].base <= p)
+		if (mem.v[mid].base > p)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -75,7 +76,7 @@ int gw_sim_mem_alloc(enum gw_sim_mem kind, size_t bytes, void **ret_ptr)
 		r = -ENOMEM;
 		goto out;
 	}
-	i = upper((uintptr_t)p);
+	i = at_or_below((uintptr_t)p);
 	memmove(&mem.v[i + 1], &mem.v[i], (mem.n - i) * sizeof(*mem.v));
 	mem.v[i] = (struct alloc){(uintptr_t)p, bytes, map_bytes, kind};
 	mem.n++;
@@ -94,13 +95,13 @@ int gw_sim_mem_free(enum gw_sim_mem kind, void *ptr, size_t *ret_bytes)
 	int r = -ENOENT;
 
 	pthread_mutex_lock(&mem.lock);
-	i = upper((uintptr_t)ptr);
-	if (!i || mem.v[i - 1].base != (uintptr_t)ptr)
+	i = at_or_below((uintptr_t)ptr);
+	if (i == mem.n || mem.v[i].base != (uintptr_t)ptr)
 		goto out;
-	a = mem.v[i - 1];
+	a = mem.v[i];
 	if (a.kind != kind && !(kind == GW_SIM_MEM_DEVICE && a.kind == GW_SIM_MEM_MANAGED))
 		goto out;
-	memmove(&mem.v[i - 1], &mem.v[i], (mem.n - i) * sizeof(*mem.v));
+	memmove(&mem.v[i], &mem.v[i + 1], (mem.n - i - 1) * sizeof(*mem.v));
 	mem.n--;
 	if (counts_on_device(a.kind))
 		mem.device_used -= a.bytes;
@@ -125,10 +126,10 @@ int gw_sim_mem_find(const void *ptr, size_t bytes, enum gw_sim_mem *ret_kind, vo
 	if (ret_base)
 		*ret_base = NULL;
 	pthread_mutex_lock(&mem.lock);
-	i = upper(p);
-	if (!i)
+	i = at_or_below(p);
+	if (i == mem.n)
 		goto out;
-	a = &mem.v[i - 1];
+	a = &mem.v[i];
 	if (p >= a->base + (a->bytes ? a->bytes : 1))
 		goto out;
 	*ret_kind = a->kind;
@@ -148,9 +149,9 @@ int gw_sim_mem_register(void *ptr, size_t bytes)
 	int r = 0;
 
 	pthread_mutex_lock(&mem.lock);
-	i = upper(p + bytes - 1);
+	i = at_or_below(p + bytes - 1);
 	/* the last allocation starting at or below the range's end must end before the range */
-	if (i && mem.v[i - 1].base + (mem.v[i - 1].bytes ? mem.v[i - 1].bytes : 1) > p) {
+	if (i < mem.n && mem.v[i].base + (mem.v[i].bytes ? mem.v[i].bytes : 1) > p) {
 		r = -EEXIST;
 		goto out;
 	}
