@@ -429,6 +429,9 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 	size_t n_fresh = 0;
 	int r, status, code;
 
+	/* Without -o, a GPUWHY_OUTPUT the user exported still decides where traces go. */
+	if (!o->output && getenv("GPUWHY_OUTPUT") && getenv("GPUWHY_OUTPUT")[0])
+		o->output = getenv("GPUWHY_OUTPUT");
 	if (!o->output) {
 		snprintf(pattern, sizeof(pattern), "%s", GW_DEFAULT_PATTERN);
 	} else if (is_directory(o->output)) {

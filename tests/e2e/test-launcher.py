@@ -154,6 +154,13 @@ def test_capture(a, tmp):
         check(counts.get("KERNEL", 0) > 0, "the trace has kernels (%d)" % counts.get("KERNEL", 0))
         check(counts.get("FOOTER", 0) == 1, "the trace ended cleanly")
 
+    # Without -o, an exported GPUWHY_OUTPUT pattern decides where the trace goes.
+    envdir = os.path.join(tmp, "env")
+    os.makedirs(envdir)
+    r = run([a.launcher, "run", "--sim", "--no-report", "--", a.workload],
+            env=dict(os.environ, GPUWHY_OUTPUT=envdir + "/mine-%p.zst"))
+    check(len(glob.glob(envdir + "/mine-*.zst")) == 1, "an exported GPUWHY_OUTPUT is kept")
+
     # A program that execs another keeps capture: the environment carries LD_PRELOAD.
     out = os.path.join(tmp, "exec") + "/"
     r = run([a.launcher, "run", "--sim", "--no-report", "-o", out, "--",
