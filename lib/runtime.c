@@ -33,7 +33,6 @@
  * older than about twice this survives a SIGKILL. */
 #define WRITER_FLUSH_NS 50000000ull
 #define SIGNAL_FLUSH_NS 200000000ull
-#define GW_EXPORT	__attribute__((visibility("default")))
 
 _Atomic bool gw_capture_on;
 
