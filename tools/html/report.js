@@ -159,7 +159,13 @@
 				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "not measured" : pct(u.memory_bandwidth),
 				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "needs hardware counters" : "measured counters",
 			],
-			["Peak memory", fmtBytes(m.peak_bytes), m.total_bytes ? pct(m.peak_fraction) + " of " + fmtBytes(m.total_bytes) : "capacity unknown"],
+			[
+				"Peak memory",
+				fmtBytes(m.peak_bytes),
+				(m.total_bytes ? pct(m.peak_fraction) + " of " + fmtBytes(m.total_bytes) : "capacity unknown") +
+					", " + fmtBytes(m.final_bytes) + " live at the end" +
+					(num(m.growth_bytes_per_s) > 0 && num(m.final_bytes) > 0 ? ", growing " + fmtBytes(m.growth_bytes_per_s) + "/s" : ""),
+			],
 			["Kernels", fmtCount(c.kernels), fmtCount(c.tiny_kernels) + " tiny, " + fmtCount(c.launches) + " launches"],
 			["Host syncs", fmtCount(c.host_syncs), fmtCount(c.memcpy) + " copies, " + fmtCount(c.memset) + " memsets"],
 			["GPU window", fmtTime(D.duration_ns), (D.devices || []).length + " device(s)"],
