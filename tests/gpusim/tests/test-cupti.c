@@ -491,6 +491,47 @@ static void test_threads(void **state)
 	assert_int_equal(n, THREADS * PER_THREAD);
 }
 
+static pthread_barrier_t both_ready;
+
+static void *per_thread_launcher(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&both_ready); /* launch together, well within one kernel's 20 ms */
+	if (test_launch(long_kernel, 1, 32, cudaStreamPerThread) != cudaSuccess ||
+	    cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess)
+		return NULL;
+	return (void *)1;
+}
+
+/* cudaStreamPerThread is one stream per host thread: two threads' kernels overlap. */
+static void test_per_thread_streams(void **state)
+{
+	const union rec *a, *b;
+	pthread_t t[2];
+	size_t first = 0;
+
+	(void)state;
+	while (find_kernel("_Z11long_kernelv", first))
+		first++;
+	assert_int_equal(pthread_barrier_init(&both_ready, NULL, 2), 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, per_thread_launcher, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		void *ok;
+
+		assert_int_equal(pthread_join(t[i], &ok), 0);
+		assert_true(ok == (void *)1);
+	}
+	pthread_barrier_destroy(&both_ready);
+	assert_int_equal(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	a = find_kernel("_Z11long_kernelv", first);
+	b = find_kernel("_Z11long_kernelv", first + 1);
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_true(a->kernel.streamId != b->kernel.streamId);
+	assert_true(a->kernel.start < b->kernel.end && b->kernel.start < a->kernel.end);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -500,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_overlap),
 		cmocka_unit_test(test_unfinished_not_delivered),
 		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_per_thread_streams),
 	};
 
 	setenv("GPUSIM_SMS", "132", 1);
