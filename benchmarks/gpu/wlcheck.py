@@ -98,6 +98,13 @@ def check_run(spec, args, report=None, dump=None, sim=False, child=False):
     if report is not None and spec.get('cause') and not child:
         field = spec['cause_field']
         check(field, spec['cause'], report.get(field))
+        floor = spec.get('cause_min_fraction')
+        share = report.get('breakdown', {}).get(spec['cause'])
+        if floor is not None and share is not None:
+            # the floor is made for gpusim with the workload's env; elsewhere it is a figure
+            checks.append({'check': 'breakdown.%s >= %s' % (spec['cause'], floor),
+                           'expected': floor, 'got': round(share, 4),
+                           'status': ('PASS' if share >= floor else 'FAIL') if sim else 'INFO'})
     if report is not None and 'memory' in spec and not child:
         mem = report.get('memory', {})
         for key, formula in spec['memory'].items():

@@ -9,12 +9,12 @@
  *
  * Parameters: --iters N (default 4), --mb M (MiB each way per iteration, default 16).
  *
- * gpusim: GPUSIM_H2D_GBPS=1 GPUSIM_D2H_GBPS=1, slower than a real pageable copy (3-10 GB/s).
- * gpusim moves the real bytes on the host inside the copy call before the virtual copy
- * starts, and that time is a gap inside an API call (launch_overhead to the analysis); on a
- * slow, loaded CI machine that memmove runs at a few GB/s. At 1 GB/s each copy is 5 us +
- * ~16.8 ms of virtual time against one kernel of M*1024 blocks (80 us at M = 16), so the
- * copies stay ~75% or more of the window even there.
+ * gpusim: GPUSIM_H2D_GBPS=0.5 GPUSIM_D2H_GBPS=0.5, slower than a real pageable copy (3-10
+ * GB/s): gpusim moves the real bytes on the host inside the copy call before the virtual
+ * copy starts, and that time is a gap inside an API call (launch_overhead to the analysis);
+ * on a slow, loaded CI machine that memmove runs at 1-3 GB/s. At 0.5 GB/s each copy is 5 us
+ * + ~33.6 ms of virtual time against one kernel of M*1024 blocks (80 us at M = 16), so the
+ * copies stay ~85% of the window or more even there.
  *
  * Counts (exact):
  *   launches = kernels = iters

@@ -13,8 +13,8 @@
  * Parameters: --steps T (default 256), --heads H (default 32), --head-dim D (default 128, a
  * multiple of 32, <= 1024), --vocab V (embedding rows, default 8192).
  *
- * gpusim: GPUSIM_KERNEL_US="attention=100" (a decode step's attention over a long cache, plus
- * the layers it stands for). Each step is then 3 one-wave kernels of 5, 100 and 5 us with
+ * gpusim: GPUSIM_KERNEL_US="attention=200" (a decode step's attention over a long cache, plus
+ * the layers it stands for). Each step is then 3 one-wave kernels of 5, 200 and 5 us with
  * fills of H/1056, H/1056 and 1/1056, queued 1 us apart, far longer than the host's cudaMalloc
  * and 3 launches; the name sequence (append, attention, argmax) repeats T times with period 3,
  * so ~90% of the window is dependency_chain. With 5 us waves only, the host's cost per step

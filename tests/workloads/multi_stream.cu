@@ -10,12 +10,13 @@
  * different streams overlap, so no chain forms (DESIGN: no kernel of another stream may
  * overlap a chain) and the unfilled share of the device is small_batch.
  *
- * Parameters: --threads T (default 4), --iters N (per thread, default 100), --kernels K
- * (per iteration, default 2).
+ * Parameters: --threads T (default 4), --iters N (per thread, default 25), --kernels K
+ * (per iteration, default 4).
  *
- * gpusim: GPUSIM_KERNEL_US="serve_=200" (a request's layer of a larger model). Each kernel is
- * 1 wave of 200 us with a fill of 64/1056, long enough that the T streams' kernels overlap
- * whatever the host threads' scheduling; the device fill is then about T*0.06, and each
+ * gpusim: GPUSIM_KERNEL_US="serve_=500" (a request's layer of a larger model). Each kernel is
+ * 1 wave of 500 us with a fill of 64/1056, and each thread queues K of them before it waits,
+ * so the T streams' kernels overlap whatever the host threads' scheduling (a loaded CI
+ * machine preempts them for milliseconds); the device fill is then about T*0.06, and each
  * thread's short sync gap is covered by the other streams' kernels, so about 1 - T*0.06 of
  * the window (~75% at T = 4) is small_batch. With short kernels the host threads cannot keep
  * the streams overlapping, and each stream's kernels form chains.
@@ -104,7 +105,7 @@ static void *worker_main(void *arg)
 
 int main(int argc, char **argv)
 {
-	long threads = 4, iters = 100, kernels = 2;
+	long threads = 4, iters = 25, kernels = 4;
 	const struct wl_opt opts[] = {
 		{"threads", &threads, NULL, 1, 64, NULL, "host threads, one stream each"},
 		{"iters", &iters, NULL, 1, 1000000, NULL, "requests per thread"},
