@@ -253,8 +253,12 @@ class Validation:
         if self.sim:
             self.record('workloads', 'static cudart variants', 'SKIP',
                         note='a static cudart cannot run on gpusim (needs a GPU)')
-        for spec in specs:
-            for variant in variants:
+        runs = [(spec, variant, False) for spec in specs for variant in variants]
+        if self.sim:
+            # the formulas again at a second set of args (counts only), cheap on gpusim
+            runs += [(spec, '', True) for spec in specs if spec.get('alt_args')]
+        for spec, variant, alt in runs:
+            if True:
                 name = spec['name'] + variant
                 binary = os.path.join(wdir, name)
                 if not os.path.exists(binary):
@@ -263,17 +267,21 @@ class Validation:
                     continue
                 if not self.budget_ok('workloads', 20):
                     return
-                args = wlcheck.resolve_args(spec, [])
-                env = spec.get('env', {}) if self.sim else {}
-                rc, secs, traces, se = self.gpuwhy_run(name, [binary] + wlcheck.argv_of(args),
-                                                       env)
+                args = wlcheck.resolve_args(spec, ['%s=%s' % kv for kv in
+                                                   (spec['alt_args'].items() if alt else [])])
+                env = spec.get('env', {}) if self.sim and not alt else {}
+                if alt:
+                    name += ' (alt args)'
+                rc, secs, traces, se = self.gpuwhy_run(name.replace(' (alt args)', '-alt'),
+                                                       [binary] + wlcheck.argv_of(args), env)
                 if rc != 0 or not traces:
                     self.record('workloads', name, 'FAIL',
                                 note='exit %d, %d traces: %s' % (rc, len(traces),
                                                                  se.strip()[-300:]))
                     continue
-                analysed = [(t, '%s-%d' % (name, i)) + self.analyse(t, '%s-%d' % (name, i))
-                             for i, t in enumerate(traces)]
+                tag0 = name.replace(' (alt args)', '-alt')
+                analysed = [(t, '%s-%d' % (tag0, i)) + self.analyse(t, '%s-%d' % (tag0, i))
+                            for i, t in enumerate(traces)]
                 headers = [self.header(d) if d else {} for _, _, _, d in analysed]
                 pids = {h.get('pid') for h in headers}
                 for (trace, tag, report, dump), hdr in zip(analysed, headers):
@@ -283,7 +291,8 @@ class Validation:
                         self.record('workloads', name + ' fork child header flag',
                                     'PASS' if hdr.get('flags', 0) & 2 else 'WARN',
                                     expected='GW_HEADER_FORKED set', got=hdr.get('flags'))
-                    checks = wlcheck.check_run(spec, args, report, dump, self.sim, child)
+                    checks = wlcheck.check_run(spec, args, report, dump, self.sim, child,
+                                               counts_only=alt)
                     bad = [c for c in checks if c['status'] == 'FAIL']
                     judged = [c for c in checks if c['status'] in ('PASS', 'FAIL')]
                     summary = {'checks': checks, 'seconds': round(secs, 3),
