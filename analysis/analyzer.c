@@ -1190,7 +1190,7 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 		uint64_t dur = res->end_ns - res->start_ns;
 
 		res->n_bins = a->opt.timeline_bins;
-		res->bin_ns = (dur + res->n_bins - 1) / res->n_bins;
+		res->bin_ns = dur / res->n_bins + (dur % res->n_bins != 0); /* no overflow */
 		res->bins = calloc(res->n_bins, sizeof(*res->bins));
 		if (!res->bins) {
 			r = -ENOMEM;

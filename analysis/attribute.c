@@ -572,7 +572,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			}
 			t = tn;
 		}
-		if (ne <= ns) {
+		if (h->n && ne <= ns) {
 			const struct gw_op *o = &ops[heap_pop(h, ops)];
 
 			if (o->kind == GW_OP_KERNEL) {
