@@ -117,8 +117,6 @@ int gw_cupti_load(const char *explicit_path, char *why, size_t why_size)
 	}
 	GW_CUPTI_FUNCTIONS(GW_CUPTI_RESOLVE)
 #undef GW_CUPTI_RESOLVE
-	if (gw_cupti.cuptiGetVersion(&gw_cupti_version) != CUPTI_SUCCESS)
-		gw_cupti_version = 0;
 	return 0;
 }
 
@@ -147,6 +145,9 @@ int gw_cupti_subscribe(char *why, size_t why_size)
 				 : "");
 		return r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? -EBUSY : -EIO;
 	}
+	/* CUPTI asks for cuptiSubscribe before any other call (multi-subscriber mode). */
+	if (gw_cupti.cuptiGetVersion(&gw_cupti_version) != CUPTI_SUCCESS)
+		gw_cupti_version = 0;
 	/* Registered once per process: re-registering corrupts kernel timestamps. */
 	r = gw_cupti.cuptiActivityRegisterTimestampCallback(timestamp);
 	if (r != CUPTI_SUCCESS) {

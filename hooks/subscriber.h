@@ -29,7 +29,8 @@ struct gw_cupti_api {
 #undef GW_CUPTI_POINTER
 };
 
-/* The loaded library: valid after gw_cupti_load succeeded. */
+/* The loaded library: functions valid after gw_cupti_load, the version after
+ * gw_cupti_subscribe succeeded. */
 extern struct gw_cupti_api gw_cupti;
 extern uint32_t gw_cupti_version;
 extern char gw_cupti_path[4096 + 64];

@@ -272,10 +272,10 @@ static void start_locked(bool child)
 			r = gw_cupti_load(config.cupti_path, why, sizeof(why));
 		else
 			snprintf(why, sizeof(why), "no memory for CUPTI buffers");
-		if (!r) {
-			debug(1, "CUPTI %u from %s", gw_cupti_version, gw_cupti_path);
+		if (!r)
 			r = gw_cupti_subscribe(why, sizeof(why));
-		}
+		if (!r)
+			debug(1, "CUPTI %u from %s", gw_cupti_version, gw_cupti_path);
 		have_cupti = !r;
 	}
 
