@@ -37,6 +37,9 @@ struct gw_analysis_options {
 	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
 	bool symbolize;		/* symbolize call sites with libdwfl (true) */
 	unsigned top_n;		/* rows kept per site list (10) */
+	/* Called now and then while gw_analyze_files() reads trace i of n (NULL: never). */
+	void (*progress)(void *ctx, int i, int n, uint64_t bytes_read, uint64_t file_size);
+	void *progress_ctx;
 };
 
 void gw_analysis_options_init(struct gw_analysis_options *opt);

@@ -6,7 +6,8 @@
 #include "analysis.h"
 #include "trace-reader.h"
 
-static int feed_file(struct gw_analyzer *a, const char *path)
+static int feed_file(struct gw_analyzer *a, const char *path, int i, int n_files,
+		     const struct gw_analysis_options *opt)
 {
 	struct gw_reader *rd = NULL;
 	struct gw_record rec = {.type = GW_REC_HEADER};
@@ -25,6 +26,9 @@ static int feed_file(struct gw_analyzer *a, const char *path)
 		n++;
 		if ((r = gw_analyzer_add(a, &rec)) < 0)
 			goto out;
+		if (opt && opt->progress && !(n & 0xffff))
+			opt->progress(opt->progress_ctx, i, n_files, gw_reader_bytes_read(rd),
+				      gw_reader_file_size(rd));
 	}
 	/* Corrupt bytes after good records: keep what was read, as for a cut file. */
 	if (r == -EBADMSG && n > 0) {
@@ -51,7 +55,7 @@ int gw_analyze_files(const char *const *paths, int n, const struct gw_analysis_o
 	if ((r = gw_analyzer_new(opt, &a)) < 0)
 		return r;
 	for (int i = 0; i < n; i++) {
-		if ((r = feed_file(a, paths[i])) < 0) {
+		if ((r = feed_file(a, paths[i], i, n, opt)) < 0) {
 			if (ret_failed)
 				*ret_failed = i;
 			goto out;

@@ -170,6 +170,15 @@ static int write_exports(const struct gw_report_args *args, const struct gw_anal
 	return GW_EXIT_OK;
 }
 
+/* Progress on a terminal's stderr only; the line is cleared when the analysis ends. */
+static void progress(void *ctx, int i, int n, uint64_t done, uint64_t size)
+{
+	char **traces = ctx;
+
+	fprintf(stderr, "\rgpuwhy-report: reading %s (%d/%d) %3.0f%%", traces[i], i + 1, n,
+		size ? 100.0 * (double)done / (double)size : 0.0);
+}
+
 static int run_report(const struct gw_report_args *args)
 {
 	struct gw_analysis_options opt;
@@ -181,11 +190,17 @@ static int run_report(const struct gw_report_args *args)
 		opt.tiny_ns = args->tiny_ns;
 	if (args->starve_ns != UINT64_MAX)
 		opt.starve_ns = args->starve_ns;
+	if (isatty(STDERR_FILENO)) {
+		opt.progress = progress;
+		opt.progress_ctx = args->traces;
+	}
 	if (args->html)
 		gw_report_html_options(&opt);
 	if (args->perfetto)
 		gw_report_perfetto_options(&opt);
 	err = gw_analyze_files((const char *const *)args->traces, args->ntraces, &opt, &a, &failed);
+	if (opt.progress)
+		fputs("\r\033[K", stderr);
 	if (err < 0) {
 		fprintf(stderr, "gpuwhy-report: %s: %s\n",
 			failed >= 0 ? args->traces[failed] : "analysis", gw_reader_strerror(err));
