@@ -19,6 +19,9 @@
  * allocate gigabytes). */
 #define GW_PF_MAX_STRING_ID	     (1u << 24)
 #define GW_PF_MAX_DEVICES	     64
+/* The SM-fill counter is exact (a step per kernel start and end) up to this many kernels per
+ * trace (64 bytes each while sorting); past it, it falls back to the analysis's bins. */
+#define GW_PF_MAX_FILL_KERNELS	     (2u << 20)
 
 struct gw_pf_mem_event {
 	uint64_t time_ns;
@@ -28,12 +31,32 @@ struct gw_pf_mem_event {
 	uint64_t is_free : 1;
 };
 
+/* A kernel's launch shape, kept from pass 1 until the device limits are all known. */
+struct gw_pf_kernel {
+	uint64_t start_ns, end_ns;
+	uint32_t blocks;
+	uint32_t smem;
+	uint16_t threads;
+	uint8_t regs;
+	uint8_t device;
+	uint32_t unused;
+};
+
+struct gw_pf_fill_step {
+	uint64_t time_ns;
+	float delta;
+	uint32_t device;
+};
+
 struct gw_pf_trace {
 	int64_t pid;
 	char **strings;	  /* by id; demangled for kernel names */
 	uint8_t *classes; /* by id: enum gw_bucket of a kernel name */
 	size_t n_strings;
-	struct gw_vec mem;	/* struct gw_pf_mem_event */
+	struct gw_vec mem;     /* struct gw_pf_mem_event */
+	struct gw_vec kernels; /* struct gw_pf_kernel */
+	bool fill_overflow;    /* too many kernels: SM fill from the analysis's bins */
+	struct gw_device_limits limits[GW_PF_MAX_DEVICES];
 	uint64_t devices_named; /* bitmap of devices whose process got its name */
 	struct gw_hmap streams; /* (device, stream) seen */
 	struct gw_hmap threads; /* tid seen */
@@ -103,6 +126,57 @@ static bool is_device_memory(uint64_t kind)
 	return kind == GW_MEM_DEVICE || kind == GW_MEM_ASYNC || kind == GW_MEM_VMM;
 }
 
+static void set_limits(struct gw_device_limits *l, const struct gw_rec_device *d)
+{
+	/* As the analysis does: a field the record leaves at 0 keeps the assumed value. */
+	if (d->sm_count)
+		l->sm_count = d->sm_count;
+	if (d->max_threads_per_sm)
+		l->max_threads_per_sm = d->max_threads_per_sm;
+	if (d->max_blocks_per_sm)
+		l->max_blocks_per_sm = d->max_blocks_per_sm;
+	if (d->regs_per_sm)
+		l->regs_per_sm = d->regs_per_sm;
+	if (d->smem_per_sm_bytes)
+		l->smem_per_sm_bytes = d->smem_per_sm_bytes;
+	if (d->warp_size)
+		l->warp_size = d->warp_size;
+}
+
+static uint64_t clamp_u64(uint64_t v, uint64_t max)
+{
+	return v < max ? v : max;
+}
+
+static int keep_kernel(struct gw_pf_trace *t, const struct gw_rec_kernel *k)
+{
+	struct gw_pf_kernel *e;
+	uint64_t blocks, threads;
+
+	if (t->fill_overflow || k->device >= GW_PF_MAX_DEVICES || k->end_ns < k->start_ns)
+		return 0;
+	if (t->kernels.len >= GW_PF_MAX_FILL_KERNELS) {
+		t->fill_overflow = true;
+		gw_vec_free(&t->kernels);
+		return 0;
+	}
+	e = gw_vec_push(&t->kernels, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	blocks = clamp_u64(k->grid_x, UINT32_MAX) * clamp_u64(k->grid_y, UINT32_MAX);
+	blocks = clamp_u64(blocks, UINT32_MAX) * clamp_u64(k->grid_z, UINT32_MAX);
+	threads = clamp_u64(k->block_x, 1024) * clamp_u64(k->block_y, 1024) *
+		  clamp_u64(k->block_z, 1024);
+	e->start_ns = k->start_ns;
+	e->end_ns = k->end_ns;
+	e->blocks = (uint32_t)clamp_u64(blocks, UINT32_MAX);
+	e->threads = (uint16_t)clamp_u64(threads, UINT16_MAX);
+	e->regs = (uint8_t)clamp_u64(k->registers_per_thread, UINT8_MAX);
+	e->smem = (uint32_t)clamp_u64(k->static_smem_bytes + k->dynamic_smem_bytes, UINT32_MAX);
+	e->device = (uint8_t)k->device;
+	return 0;
+}
+
 /* Pass 1: strings, the earliest start, and the device-memory events to put in time order. */
 static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 {
@@ -111,6 +185,14 @@ static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 	uint64_t records = 0;
 	int err, n;
 
+	/* Until a DEVICE record says otherwise, the analysis's assumed limits (an H100's). */
+	for (unsigned d = 0; d < GW_PF_MAX_DEVICES; d++)
+		t->limits[d] = (struct gw_device_limits){.sm_count = 132,
+							 .max_threads_per_sm = 2048,
+							 .max_blocks_per_sm = 32,
+							 .regs_per_sm = 65536,
+							 .smem_per_sm_bytes = 228 * 1024,
+							 .warp_size = 32};
 	err = gw_reader_open(path, &r);
 	if (err < 0)
 		return err;
@@ -121,6 +203,10 @@ static int first_pass(const char *path, struct gw_pf_trace *t, uint64_t *t0)
 		records++;
 		if (rec.type == GW_REC_STRING) {
 			err = keep_string(t, &rec.string);
+		} else if (rec.type == GW_REC_DEVICE && rec.device.device < GW_PF_MAX_DEVICES) {
+			set_limits(&t->limits[rec.device.device], &rec.device);
+		} else if (rec.type == GW_REC_KERNEL) {
+			err = keep_kernel(t, &rec.kernel);
 		} else if (rec.type == GW_REC_MEMORY && is_device_memory(rec.memory.mem_kind)) {
 			struct gw_pf_mem_event *e = gw_vec_push(&t->mem, sizeof(*e));
 
@@ -418,21 +504,95 @@ static int memory_counters(struct gw_pf *pf, struct gw_pf_trace *t, unsigned tra
 	return err;
 }
 
-/* The analysis's share: the SM-fill counter and the attributed idle gaps. */
+static int cmp_step(const void *pa, const void *pb)
+{
+	const struct gw_pf_fill_step *x = pa, *y = pb;
+
+	return x->time_ns < y->time_ns ? -1 : x->time_ns > y->time_ns;
+}
+
+/*
+ * SM fill per GPU, exactly as DESIGN defines it: f = min(1, sum of the running kernels' fill),
+ * one counter event per instant at which it changes (kernel starts and ends).
+ */
+static int fill_counters(struct gw_pf *pf, struct gw_pf_trace *t, unsigned trace)
+{
+	const struct gw_pf_kernel *k = t->kernels.data;
+	size_t n = t->kernels.len, m = 0;
+	struct gw_pf_fill_step *steps;
+	double sum[GW_PF_MAX_DEVICES] = {0}, shown[GW_PF_MAX_DEVICES];
+	uint64_t touched = 0;
+	int err;
+
+	if (t->fill_overflow || n == 0)
+		return 0;
+	steps = malloc(2 * n * sizeof(*steps));
+	if (!steps)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		float fill = (float)gw_kernel_fill(&t->limits[k[i].device], k[i].blocks,
+						   k[i].threads, k[i].regs, k[i].smem);
+
+		steps[m++] = (struct gw_pf_fill_step){k[i].start_ns, fill, k[i].device};
+		steps[m++] = (struct gw_pf_fill_step){k[i].end_ns, -fill, k[i].device};
+	}
+	gw_vec_free(&t->kernels);
+	err = gw_sort(steps, m, sizeof(*steps), cmp_step);
+	if (err < 0)
+		goto out;
+	for (unsigned d = 0; d < GW_PF_MAX_DEVICES; d++)
+		shown[d] = -1;
+	for (size_t i = 0; i < m; i++) {
+		sum[steps[i].device] += steps[i].delta;
+		touched |= 1ull << steps[i].device;
+		if (i + 1 < m && steps[i + 1].time_ns == steps[i].time_ns)
+			continue;
+		for (unsigned d = 0; touched; d++) {
+			double f;
+
+			if (!(touched & (1ull << d)))
+				continue;
+			touched &= ~(1ull << d);
+			/* Float sums of starts and ends leave crumbs: snap them to 0. */
+			f = sum[d] < 1e-6 ? 0 : sum[d] > 1 ? 1 : sum[d];
+			if (f == shown[d])
+				continue;
+			shown[d] = f;
+			name_gpu(pf, t, trace, d);
+			begin_event(pf);
+			fprintf(pf->f, "\"ph\":\"C\",\"name\":\"SM fill\",\"pid\":%lld,",
+				GW_PF_GPU_PID(trace, d));
+			put_ts(pf->f, "ts", steps[i].time_ns, pf->t0);
+			fputs(",\"args\":{\"fill\":", pf->f);
+			gw_json_double(pf->f, f);
+			fputs("}}", pf->f);
+		}
+	}
+out:
+	free(steps);
+	return err;
+}
+
+/* The analysis's share: the attributed idle gaps, and the SM-fill counter from its timeline
+ * bins for traces with too many kernels for the exact one. */
 static void analysis_tracks(struct gw_pf *pf, struct gw_pf_trace *traces)
 {
 	const struct gw_analysis *a = pf->a;
 	long long fill_pid = GW_PF_SUMMARY_PID;
+	bool binned = false;
 
-	if (a->n_devices == 1) {
+	for (unsigned i = 0; i < a->n_traces; i++)
+		binned |= traces[i].fill_overflow;
+	if (binned && a->n_devices == 1) {
 		fill_pid = GW_PF_GPU_PID(a->devices[0].trace, a->devices[0].id);
-	} else {
+	} else if (binned) {
 		metadata(pf, "process_name", fill_pid, 0, "all GPUs (gpuwhy analysis)", 0);
 		metadata(pf, "process_sort_index", fill_pid, 0, NULL, -1);
 	}
-	for (unsigned i = 0; a->bins && i < a->n_bins; i++) {
+	for (unsigned i = 0; binned && a->bins && i < a->n_bins; i++) {
 		begin_event(pf);
-		fprintf(pf->f, "\"ph\":\"C\",\"name\":\"SM fill\",\"pid\":%lld,", fill_pid);
+		fprintf(pf->f, "\"ph\":\"C\",\"name\":\"SM fill (bin mean)\",\"pid\":%lld,",
+			fill_pid);
 		put_ts(pf->f, "ts", a->start_ns + (uint64_t)i * a->bin_ns, pf->t0);
 		fputs(",\"args\":{\"fill\":", pf->f);
 		gw_json_double(pf->f, a->bins[i].sm_busy);
@@ -477,6 +637,7 @@ static void trace_free(struct gw_pf_trace *t)
 	free(t->strings);
 	free(t->classes);
 	gw_vec_free(&t->mem);
+	gw_vec_free(&t->kernels);
 	gw_hmap_free(&t->streams);
 	gw_hmap_free(&t->threads);
 }
@@ -510,6 +671,8 @@ int gw_report_perfetto(const struct gw_analysis *a, const char *const *paths, in
 		err = second_pass(&pf, paths[i], &traces[i], (unsigned)i);
 	for (int i = 0; i < n && err >= 0; i++)
 		err = memory_counters(&pf, &traces[i], (unsigned)i);
+	for (int i = 0; i < n && err >= 0; i++)
+		err = fill_counters(&pf, &traces[i], (unsigned)i);
 	if (err >= 0)
 		analysis_tracks(&pf, traces);
 	fputs("\n]}\n", pf.f);

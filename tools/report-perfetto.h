@@ -22,9 +22,12 @@ void gw_report_perfetto_options(struct gw_analysis_options *opt);
  *   - in the GPU's process, a "GPU idle" track: one X event per attributed gap of A, named
  *     by its bucket's key, category "idle";
  *   - counter (C) events: "live device memory" per GPU, one per device-memory MEMORY record
- *     (kinds device, async, VMM) in time order, and "SM fill" from A's timeline bins.
+ *     (kinds device, async, VMM) in time order; "SM fill" per GPU, min(1, sum of the running
+ *     kernels' gw_kernel_fill()), an event at each start or end that changes it. A trace with
+ *     more kernels than the exact counter holds gets "SM fill (bin mean)" from A's bins.
  * Timestamps are microseconds from the earliest trace start. Memory held: the strings,
- * threads and devices of the traces, and 24 bytes per device-memory MEMORY record.
+ * threads and devices of the traces, 24 bytes per device-memory MEMORY record and 64 per
+ * kernel (up to 2 Mi kernels per trace).
  * Returns 0, -errno, or the reader's error for an unreadable trace.
  */
 int gw_report_perfetto(const struct gw_analysis *a, const char *const *paths, int n,

@@ -49,8 +49,14 @@ def common_checks(ev, counts, device_memory, label):
     check(by_cat["api"] == counts["API"], "%s: API call events %d == API records %d" % (label, by_cat["api"], counts["API"]))
     mem = [e for e in ev if e["ph"] == "C" and e["name"] == "live device memory"]
     check(len(mem) == device_memory, "%s: memory counter events %d == device MEMORY records %d" % (label, len(mem), device_memory))
-    fill = [e for e in ev if e["ph"] == "C" and e["name"] == "SM fill"]
+    fill = [e for e in ev if e["ph"] == "C" and e["name"].startswith("SM fill")]
     check(len(fill) > 0 and all(0 <= e["args"]["fill"] <= 1.0000001 for e in fill), "%s: SM fill counter in [0, 1]" % label)
+    # Exact: the fill rises at a kernel's start and falls back at its end, so it is 0 at the
+    # end of every GPU's last kernel.
+    last = {}
+    for e in sorted((e for e in fill if e["name"] == "SM fill"), key=lambda e: e["ts"]):
+        last[e["pid"]] = e["args"]["fill"]
+    check(all(v == 0 for v in last.values()), "%s: SM fill ends at 0 on every GPU (%s)" % (label, last))
 
     # Tracks: host threads in the trace's process, GPU streams in a GPU process.
     names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
@@ -121,6 +127,15 @@ def synthetic(a, tmp):
     # alternate 2 us and 5 us.
     first = min(kern, key=lambda e: e["ts"])
     check(abs(first["ts"] - 504.0) < 1e-6, "synthetic: first kernel at 504 us after capture start (%r)" % first["ts"])
+    # SM fill from the launch shapes (DESIGN's occupancy rule, make-trace's device: 132 SMs,
+    # 2048 threads, 32 blocks, 65536 registers per SM): a 256-thread block of 32-register
+    # threads fits 8 times per SM, 1056 on the GPU. gemm_kernel's 264 blocks fill 264/1056;
+    # add_kernel's 1 block fills 1/1056. Kernels never overlap, so the counter steps between
+    # 0 and those two values, once at each kernel's start and end.
+    fill = [e for e in ev if e["ph"] == "C" and e["name"] == "SM fill"]
+    values = collections.Counter(round(e["args"]["fill"], 6) for e in fill)
+    check(values == {round(264 / 1056, 6): n // 2, round(1 / 1056, 6): n // 2, 0.0: n},
+          "synthetic: exact SM fill steps (%s)" % dict(values))
     classes = {(e["name"].split("(")[0], e["args"]["class"]) for e in kern}
     check(classes == {("add_kernel", "bandwidth_bound"), ("gemm_kernel", "compute")},
           "synthetic: kernels carry their name class (%s)" % sorted(classes))
