@@ -33,7 +33,7 @@ int gw_bucket_from_key(const char *key);
 struct gw_analysis_options {
 	uint64_t tiny_ns;	/* a kernel shorter than this is tiny (10 us) */
 	uint64_t starve_ns;	/* a starved gap up to this is launch_overhead (100 us) */
-	unsigned timeline_bins; /* bins of the drawing timeline over the window (240); 0 none */
+	unsigned timeline_bins; /* bins of the drawing timeline over the window (0: none) */
 	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
 	bool symbolize;		/* symbolize call sites with libdwfl (true) */
 	unsigned top_n;		/* rows kept per site list (10) */

@@ -12,7 +12,7 @@ void gw_analysis_options_init(struct gw_analysis_options *opt)
 	memset(opt, 0, sizeof(*opt));
 	opt->tiny_ns = 10000;
 	opt->starve_ns = 100000;
-	opt->timeline_bins = 240;
+	opt->timeline_bins = 0; /* only the drawings need them: --html and --perfetto raise it */
 	opt->symbolize = true;
 	opt->top_n = 10;
 }

@@ -120,12 +120,16 @@ static void out_of_order(void **state)
 /* The drawing timeline's bins add up to the buckets. */
 static void bins_sum_to_buckets(void **state)
 {
+	struct gw_analysis_options opt;
 	struct tb t;
 	struct gw_analysis *res;
 	double sum[GW_BUCKET_COUNT] = {0};
 
 	(void)state;
-	tb_init(&t);
+	gw_analysis_options_init(&opt);
+	opt.symbolize = false;
+	opt.timeline_bins = 240;
+	tb_init_opt(&t, &opt);
 	tb_device(&t, 0, SMS);
 	tb_string(&t, 1, "sgemm_kernel");
 	tb_launch(&t, 1, 0, 1000, 0, 1, 1, 16, 2000, 12000);
