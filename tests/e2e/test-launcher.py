@@ -197,6 +197,31 @@ def test_capture(a, tmp):
         check(len(traces) >= 2, "forked CUDA children get their own traces (%d)" % len(traces))
 
 
+def test_installed(a, tmp):
+    # An installed tree: gpuwhy finds libgpuwhy.so in the configured libdir relative to its own
+    # bin directory, and says clearly that --sim needs a build tree.
+    if not (a.build_dir and a.workload):
+        return
+    dest = os.path.join(tmp, "dest")
+    r = run(["meson", "install", "-C", a.build_dir, "--no-rebuild", "--quiet", "--destdir", dest])
+    check(r.returncode == 0, "meson install --destdir works (%s)" % r.stderr[-300:])
+    found = glob.glob(dest + "/**/bin/gpuwhy", recursive=True)
+    check(len(found) == 1, "gpuwhy installed (%s)" % found)
+    if not found:
+        return
+    gpuwhy = found[0]
+    check(len(glob.glob(dest + "/**/man1/gpuwhy.1", recursive=True)) == 1, "gpuwhy.1 installed")
+    env = dict(os.environ)
+    env.pop("GPUWHY_LIBRARY", None)
+    env["LD_LIBRARY_PATH"] = os.path.dirname(a.gpusim_lib) if a.gpusim_lib else ""
+    out = os.path.join(tmp, "installed") + "/"
+    r = run([gpuwhy, "run", "-o", out, "--", a.workload], env=env)
+    check(r.returncode == 0 and len(glob.glob(out + "*.trace.zst")) == 1 and r.stdout,
+          "the installed gpuwhy captures and reports (%d: %s)" % (r.returncode, r.stderr[-300:]))
+    r = run([gpuwhy, "run", "--sim", "--", a.workload], env=env)
+    check(r.returncode == 1 and "build tree" in r.stderr, "the installed gpuwhy explains --sim")
+
+
 def test_demo(a):
     if not a.workload:
         return
@@ -213,9 +238,12 @@ def main():
     ap.add_argument("--workload")
     ap.add_argument("--exit-workload")
     ap.add_argument("--forker")
+    ap.add_argument("--build-dir")
+    ap.add_argument("--gpusim-lib")
     a = ap.parse_args()
     # Meson passes paths relative to the build directory; some checks run elsewhere.
-    for k in ("launcher", "report", "child", "workload", "exit_workload", "forker"):
+    for k in ("launcher", "report", "child", "workload", "exit_workload", "forker", "build_dir",
+              "gpusim_lib"):
         if getattr(a, k):
             setattr(a, k, os.path.abspath(getattr(a, k)))
     with tempfile.TemporaryDirectory(prefix="gpuwhy-launcher-") as tmp:
@@ -225,6 +253,7 @@ def main():
         if shutil.which("setsid"):
             test_terminal_ctrl_c(a, tmp, ("setsid",))
         test_capture(a, tmp)
+        test_installed(a, tmp)
         test_demo(a)
     if failures:
         print("%d check(s) failed" % len(failures))
