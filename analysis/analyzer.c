@@ -489,28 +489,31 @@ int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct 
 
 /* ---- finish ---- */
 
-static int cmp_api(const void *x, const void *y)
+static int cmp_api(const void *x, const void *y, void *ctx)
 {
 	const struct gw_api *p = x, *q = y;
 
+	(void)ctx;
 	if (p->trace != q->trace)
 		return p->trace < q->trace ? -1 : 1;
 	return p->corr < q->corr ? -1 : p->corr > q->corr;
 }
 
-static int cmp_op(const void *x, const void *y)
+static int cmp_op(const void *x, const void *y, void *ctx)
 {
 	const struct gw_op *p = x, *q = y;
 
+	(void)ctx;
 	if (p->dev != q->dev)
 		return p->dev < q->dev ? -1 : 1;
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
 }
 
-static int cmp_mev(const void *x, const void *y)
+static int cmp_mev(const void *x, const void *y, void *ctx)
 {
 	const struct gw_mev *p = x, *q = y;
 
+	(void)ctx;
 	if (p->trace != q->trace)
 		return p->trace < q->trace ? -1 : 1;
 	return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
@@ -626,10 +629,10 @@ static int join_and_sort(struct gw_analyzer *a)
 	bool last_ok = false;
 
 	if ((!apis_sorted(a) &&
-	     gw_sort(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api) < 0) ||
+	     gw_sort_r(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api, NULL) < 0) ||
 	    (!ops_sorted(a) &&
-	     gw_sort(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op) < 0) ||
-	    gw_sort(a->mevs.data, a->mevs.len, sizeof(struct gw_mev), cmp_mev) < 0)
+	     gw_sort_r(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op, NULL) < 0) ||
+	    gw_sort_r(a->mevs.data, a->mevs.len, sizeof(struct gw_mev), cmp_mev, NULL) < 0)
 		return -ENOMEM;
 	ops = a->ops.data;
 	apis = a->apis.data;
@@ -874,40 +877,45 @@ out:
 	return r;
 }
 
-static int cmp_sync_acc(const void *x, const void *y)
+static int cmp_sync_acc(const void *x, const void *y, void *ctx)
 {
 	const struct gw_sync_acc *p = x, *q = y;
 
+	(void)ctx;
 	if (p->exposed_sm_ns != q->exposed_sm_ns)
 		return p->exposed_sm_ns > q->exposed_sm_ns ? -1 : 1;
 	return p->count > q->count ? -1 : p->count < q->count;
 }
 
-static int cmp_tiny_acc(const void *x, const void *y)
+static int cmp_tiny_acc(const void *x, const void *y, void *ctx)
 {
 	const struct gw_tiny_acc *p = x, *q = y;
 
+	(void)ctx;
 	return p->count > q->count ? -1 : p->count < q->count;
 }
 
-static int cmp_alloc_acc(const void *x, const void *y)
+static int cmp_alloc_acc(const void *x, const void *y, void *ctx)
 {
 	const struct gw_alloc_acc *p = x, *q = y;
 
+	(void)ctx;
 	return p->bytes > q->bytes ? -1 : p->bytes < q->bytes;
 }
 
-static int cmp_fusion_acc(const void *x, const void *y)
+static int cmp_fusion_acc(const void *x, const void *y, void *ctx)
 {
 	const struct gw_fusion_acc *p = x, *q = y;
 
+	(void)ctx;
 	return p->saved_ns > q->saved_ns ? -1 : p->saved_ns < q->saved_ns;
 }
 
-static int cmp_kernel_acc(const void *x, const void *y)
+static int cmp_kernel_acc(const void *x, const void *y, void *ctx)
 {
 	const struct gw_kernel_acc *p = x, *q = y;
 
+	(void)ctx;
 	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
 }
 
@@ -924,10 +932,17 @@ static int build_sites(struct gw_analyzer *a)
 	unsigned top = a->opt.top_n;
 	int r;
 
-	gw_sort(a->syncs.data, a->syncs.len, sizeof(struct gw_sync_acc), cmp_sync_acc);
-	gw_sort(a->tiny.data, a->tiny.len, sizeof(struct gw_tiny_acc), cmp_tiny_acc);
-	gw_sort(a->allocs.data, a->allocs.len, sizeof(struct gw_alloc_acc), cmp_alloc_acc);
-	gw_sort(a->fusion.data, a->fusion.len, sizeof(struct gw_fusion_acc), cmp_fusion_acc);
+	if (gw_sort_r(a->syncs.data, a->syncs.len, sizeof(struct gw_sync_acc), cmp_sync_acc, NULL) <
+		    0 ||
+	    gw_sort_r(a->tiny.data, a->tiny.len, sizeof(struct gw_tiny_acc), cmp_tiny_acc, NULL) <
+		    0 ||
+	    gw_sort_r(a->allocs.data, a->allocs.len, sizeof(struct gw_alloc_acc), cmp_alloc_acc,
+		      NULL) < 0 ||
+	    gw_sort_r(a->fusion.data, a->fusion.len, sizeof(struct gw_fusion_acc), cmp_fusion_acc,
+		      NULL) < 0 ||
+	    gw_sort_r(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc,
+		      NULL) < 0)
+		return -ENOMEM;
 
 	res->n_sync_sites = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
 	res->sync_sites = calloc(res->n_sync_sites + 1u, sizeof(*res->sync_sites));
@@ -951,7 +966,6 @@ static int build_sites(struct gw_analyzer *a)
 		o->host_work_after_ns = s->host_work_after_ns;
 	}
 
-	gw_sort(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc);
 	res->n_kernels = (unsigned)(a->kstats.len < 5 * top ? a->kstats.len : 5 * top);
 	res->kernels = calloc(res->n_kernels + 1u, sizeof(*res->kernels));
 	if (!res->kernels)

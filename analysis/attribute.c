@@ -52,22 +52,22 @@ struct gw_sweep {
 	struct gw_name_cache tiny_cache;
 };
 
-static const struct gw_op *g_sort_ops; /* for the index sort below */
-
-static int cmp_stream_idx(const void *x, const void *y)
+static int cmp_stream_idx(const void *x, const void *y, void *ctx)
 {
-	const struct gw_op *p = &g_sort_ops[*(const uint32_t *)x];
-	const struct gw_op *q = &g_sort_ops[*(const uint32_t *)y];
+	const struct gw_op *ops = ctx;
+	const struct gw_op *p = &ops[*(const uint32_t *)x];
+	const struct gw_op *q = &ops[*(const uint32_t *)y];
 
 	if (p->stream != q->stream)
 		return p->stream < q->stream ? -1 : 1;
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
 }
 
-static int cmp_sync_ev(const void *x, const void *y)
+static int cmp_sync_ev(const void *x, const void *y, void *ctx)
 {
 	const struct gw_sync_ev *p = x, *q = y;
 
+	(void)ctx;
 	if (p->dev != q->dev)
 		return p->dev < q->dev ? -1 : 1;
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
@@ -301,9 +301,8 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].kind == GW_OP_KERNEL)
 			idx[m++] = (uint32_t)i;
-	g_sort_ops = ops;
 	/* With one stream, start order is already (stream, start) order. */
-	if (streams && gw_sort(idx, m, sizeof(*idx), cmp_stream_idx) < 0)
+	if (streams && gw_sort_r(idx, m, sizeof(*idx), cmp_stream_idx, ops) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < m;) {
 		size_t j = i;
@@ -651,8 +650,9 @@ static int collect_syncs(struct gw_analyzer *a, struct gw_vec *evs)
 		e->dev = (uint16_t)(*dv - 1);
 		e->api = (uint32_t)i;
 	}
-	return gw_sort(evs->data, evs->len, sizeof(struct gw_sync_ev), cmp_sync_ev) < 0 ? -ENOMEM
-											: 0;
+	return gw_sort_r(evs->data, evs->len, sizeof(struct gw_sync_ev), cmp_sync_ev, NULL) < 0
+		       ? -ENOMEM
+		       : 0;
 }
 
 int gw_attribute(struct gw_analyzer *a)

@@ -162,15 +162,15 @@ void gw_hmap_free(struct gw_hmap *m)
 }
 
 static void merge(char *a, char *tmp, size_t lo, size_t mid, size_t hi, size_t size,
-		  int (*cmp)(const void *, const void *))
+		  int (*cmp)(const void *, const void *, void *), void *ctx)
 {
 	size_t i = lo, j = mid, k = 0;
 
 	/* Already in order across the seam: nothing to do (the common case for trace data). */
-	if (cmp(a + (mid - 1) * size, a + mid * size) <= 0)
+	if (cmp(a + (mid - 1) * size, a + mid * size, ctx) <= 0)
 		return;
 	while (i < mid && j < hi) {
-		if (cmp(a + j * size, a + i * size) < 0)
+		if (cmp(a + j * size, a + i * size, ctx) < 0)
 			memcpy(tmp + k++ * size, a + j++ * size, size);
 		else
 			memcpy(tmp + k++ * size, a + i++ * size, size);
@@ -182,14 +182,15 @@ static void merge(char *a, char *tmp, size_t lo, size_t mid, size_t hi, size_t s
 	memcpy(a + lo * size, tmp, k * size);
 }
 
-int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+int gw_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+	      void *ctx)
 {
 	char *a = base, *tmp;
 	size_t *runs, nruns = 0, i;
 
 	if (n < 2)
 		return 0;
-	for (i = 1; i < n && cmp(a + (i - 1) * size, a + i * size) <= 0; i++)
+	for (i = 1; i < n && cmp(a + (i - 1) * size, a + i * size, ctx) <= 0; i++)
 		;
 	if (i == n)
 		return 0;
@@ -203,14 +204,14 @@ int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const vo
 	/* Ascending runs, then pairwise merges until one run is left. */
 	runs[nruns++] = 0;
 	for (i = 1; i < n; i++)
-		if (cmp(a + (i - 1) * size, a + i * size) > 0)
+		if (cmp(a + (i - 1) * size, a + i * size, ctx) > 0)
 			runs[nruns++] = i;
 	runs[nruns] = n;
 	while (nruns > 1) {
 		size_t w = 0;
 
 		for (i = 0; i + 1 < nruns; i += 2) {
-			merge(a, tmp, runs[i], runs[i + 1], runs[i + 2], size, cmp);
+			merge(a, tmp, runs[i], runs[i + 1], runs[i + 2], size, cmp, ctx);
 			runs[w++] = runs[i];
 		}
 		if (i < nruns)
@@ -221,6 +222,22 @@ int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const vo
 	free(runs);
 	free(tmp);
 	return 0;
+}
+
+struct gw_sort_plain {
+	int (*cmp)(const void *, const void *);
+};
+
+static int sort_plain(const void *x, const void *y, void *ctx)
+{
+	return ((const struct gw_sort_plain *)ctx)->cmp(x, y);
+}
+
+int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	struct gw_sort_plain c = {cmp};
+
+	return gw_sort_r(base, n, size, sort_plain, &c);
 }
 
 char *gw_demangle(const char *name)

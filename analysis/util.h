@@ -53,7 +53,11 @@ uint64_t *gw_hmap_find(const struct gw_hmap *m, uint64_t k1, uint64_t k2);
 void gw_hmap_del(struct gw_hmap *m, uint64_t k1, uint64_t k2);
 void gw_hmap_free(struct gw_hmap *m);
 
-/* Stable natural merge sort: O(n) on sorted input, O(n log n) otherwise. Returns 0 or -ENOMEM. */
+/* Stable natural merge sort: O(n) on sorted input, O(n log n) otherwise; cmp gets ctx.
+ * Returns 0 or -ENOMEM. */
+int gw_sort_r(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *, void *),
+	      void *ctx);
+/* The same without a context. */
 int gw_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
 /* Demangled C++ name (malloc'd), or a copy of the name when it is not mangled; NULL on -ENOMEM. */
