@@ -17,6 +17,9 @@
 		host_work: "#6b7280",
 		communication: "#795548",
 	};
+	// Bottom to top in the compute lane: work, then loss inside kernels, then idle causes.
+	const STACK_ORDER = ["compute", "bandwidth_bound", "low_intensity", "communication", "small_batch",
+		"dependency_chain", "data_transfer", "launch_overhead", "host_sync", "host_work"];
 	const MEM_COLOR = "#3b6fb6";
 	const FILL_COLOR = "#14181f";
 	const ACTIVE_COLOR = "#8a94a0";
@@ -335,16 +338,36 @@
 		sv("text", { x: L.left - 6, y: ml.y + ml.h, "text-anchor": "end", class: "lane-label", text: "0" }, svg);
 		sv("text", { x: 8, y: ml.y + 28, class: "lane-label", text: "live bytes" }, svg);
 
-		// Compute lane: the compute share as an area, SM fill and kernel-active as lines.
+		// Compute lane: each bin's SM-time stacked by bucket, compute at the bottom, then the
+		// rest of the filled share, the unfilled share inside kernels, and the idle causes;
+		// SM fill and kernel-active as lines over it.
 		const cl2 = lanes[1];
+		if (nb) {
+			const base = new Float64Array(Math.max(i1 - i0, 0));
+			const ys = (v) => cl2.y + cl2.h - Math.min(Math.max(v, 0), 1) * cl2.h;
+			for (const key of STACK_ORDER) {
+				const k = bucketIndex[key];
+				const vals = T.sm && k !== undefined ? T.sm[k] : null;
+				if (!vals) continue;
+				let any = false;
+				for (let i = i0; i < i1 && !any; i++) any = num(vals[i]) > 0;
+				if (!any) continue;
+				let top = "", bottom = "";
+				for (let i = i0; i < i1; i++) {
+					const v = num(vals[i]), b0 = base[i - i0];
+					const xa = X(i * binNs).toFixed(1), xb = X((i + 1) * binNs).toFixed(1);
+					top += (top ? "L" : "M") + xa + " " + ys(b0 + v).toFixed(1) + "L" + xb + " " + ys(b0 + v).toFixed(1);
+					bottom = "L" + xb + " " + ys(b0).toFixed(1) + "L" + xa + " " + ys(b0).toFixed(1) + bottom;
+					base[i - i0] = b0 + v;
+				}
+				sv("path", { d: top + bottom + "Z", fill: colorOf(key), "fill-opacity": key === "compute" ? 0.8 : 0.5, stroke: "none", "data-bucket": key }, plot);
+			}
+			sv("path", { d: step((i) => T.active[i], cl2.y, cl2.h, 1), fill: "none", stroke: ACTIVE_COLOR, "stroke-width": 1.2, "stroke-dasharray": "3 3" }, plot);
+			sv("path", { d: step((i) => T.busy[i], cl2.y, cl2.h, 1), fill: "none", stroke: FILL_COLOR, "stroke-width": 1, "stroke-opacity": 0.7 }, plot);
+		}
 		for (const f of [0.25, 0.5, 0.75]) {
 			const y = cl2.y + cl2.h - f * cl2.h;
-			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, class: "grid" }, svg);
-		}
-		if (nb) {
-			sv("path", { d: area(smShare, cl2.y, cl2.h, 1), fill: COLORS.compute, "fill-opacity": 0.45, stroke: "none" }, plot);
-			sv("path", { d: step((i) => T.active[i], cl2.y, cl2.h, 1), fill: "none", stroke: ACTIVE_COLOR, "stroke-width": 1.2, "stroke-dasharray": "3 3" }, plot);
-			sv("path", { d: step((i) => T.busy[i], cl2.y, cl2.h, 1), fill: "none", stroke: FILL_COLOR, "stroke-width": 1.5 }, plot);
+			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, class: "grid", "stroke-opacity": 0.5 }, plot);
 		}
 		sv("text", { x: L.left - 6, y: cl2.y + 10, "text-anchor": "end", class: "lane-label", text: "100%" }, svg);
 		sv("text", { x: L.left - 6, y: cl2.y + cl2.h, "text-anchor": "end", class: "lane-label", text: "0%" }, svg);
@@ -400,7 +423,7 @@
 		const item = (sw, text) => lg.append(el("li", {}, sw, el("span", { text: text })));
 		item(el("span", { class: "swatch", style: "background:" + MEM_COLOR + ";opacity:0.55" }), "live device memory");
 		item(el("span", { class: "swatch dash" }), "memory capacity");
-		item(el("span", { class: "swatch", style: "background:" + COLORS.compute + ";opacity:0.7" }), "compute share");
+		item(el("span", { class: "swatch", style: "background:linear-gradient(90deg," + COLORS.compute + " 0 50%," + COLORS.host_work + " 50%)" }), "SM-time by bucket (colours of the bar above)");
 		item(el("span", { class: "swatch line", style: "background:" + FILL_COLOR }), "SM fill (estimated)");
 		item(el("span", { class: "swatch line", style: "background:" + ACTIVE_COLOR }), "kernel active");
 		const seen = new Set();
