@@ -427,7 +427,7 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 	glob_t before = {0}, after = {0};
 	char **fresh = NULL;
 	size_t n_fresh = 0;
-	int r, status, code;
+	int status, code;
 
 	/* Without -o, a GPUWHY_OUTPUT the user exported still decides where traces go. */
 	if (!o->output && getenv("GPUWHY_OUTPUT") && getenv("GPUWHY_OUTPUT")[0])
@@ -444,9 +444,9 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 		if (snprintf(pattern, sizeof(pattern), "%s%s%s", o->output,
 			     o->output[len - 1] == '/' ? "" : "/",
 			     GW_DEFAULT_PATTERN) >= (int)sizeof(pattern))
-			return 1;
+			goto too_long;
 	} else if (snprintf(pattern, sizeof(pattern), "%s", o->output) >= (int)sizeof(pattern)) {
-		return 1;
+		goto too_long;
 	}
 	/* A relative pattern is taken relative to our working directory, which the program
 	 * may leave: make it absolute. */
@@ -455,11 +455,11 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 
 		if (!getcwd(cwd, sizeof(cwd)) ||
 		    snprintf(abs, sizeof(abs), "%s/%s", cwd, pattern) >= (int)sizeof(abs))
-			return 1;
+			goto too_long;
 		strcpy(pattern, abs);
 	}
 	if (pattern_to_glob(pattern, gl, sizeof(gl)) < 0)
-		return 1;
+		goto too_long;
 
 	if (prepare_env(o, pattern) < 0)
 		return 1;
@@ -488,15 +488,18 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 			"disabled (GPUWHY_DISABLE)\n",
 			cmd[0], pattern);
 	} else if (!o->no_report) {
-		r = run_report(o, fresh, n_fresh);
 		/* The program's status wins; a failed report has printed its own reason. */
-		(void)r;
+		run_report(o, fresh, n_fresh);
 	}
 
 	free(fresh);
 	globfree(&before);
 	globfree(&after);
 	return code;
+
+too_long:
+	fprintf(stderr, "gpuwhy: the trace path is too long\n");
+	return 1;
 }
 
 static bool have_real_gpu(void)
