@@ -83,6 +83,11 @@ static void write_header_part(FILE *f, const struct gw_analysis *a)
 		key_str(f, "command", t->command, true);
 		key_u64(f, "records", t->records, true);
 		key_u64(f, "dropped_records", t->dropped_records, true);
+		key_dbl(f, "compute", t->breakdown[GW_BUCKET_COMPUTE], true);
+		key_str(f, "top_idle",
+			t->top_idle < GW_BUCKET_COUNT ? gw_buckets[t->top_idle].key : NULL, true);
+		key_dbl(f, "top_idle_fraction",
+			t->top_idle < GW_BUCKET_COUNT ? t->breakdown[t->top_idle] : 0, true);
 		fprintf(f, "\"truncated\":%s,\"clean_exit\":%s}", t->truncated ? "true" : "false",
 			t->clean_exit ? "true" : "false");
 	}
@@ -95,8 +100,10 @@ static void write_header_part(FILE *f, const struct gw_analysis *a)
 		key_u64(f, "id", d->id, true);
 		key_str(f, "name", d->name, true);
 		key_u64(f, "sm_count", d->sm_count, true);
-		key_u64(f, "memory_total_bytes", d->memory_total_bytes, false);
-		fputc('}', f);
+		key_u64(f, "memory_total_bytes", d->memory_total_bytes, true);
+		key_u64(f, "peak_bytes", d->peak_bytes, true);
+		key_dbl(f, "compute", d->breakdown[GW_BUCKET_COMPUTE], true);
+		fprintf(f, "\"described\":%s}", d->described ? "true" : "false");
 	}
 	fputs("],\"buckets\":[", f);
 	for (unsigned b = 0; b < GW_BUCKET_COUNT; b++) {

@@ -728,6 +728,8 @@
 					{ title: "trace", get: (r) => el("td", { class: "site", text: r.path }) },
 					{ title: "pid", num: true, get: (r) => String(r.pid) },
 					{ title: "rank", num: true, get: (r) => (r.rank < 0 ? "–" : String(r.rank)) },
+					{ title: "compute", num: true, get: (r) => pct(r.compute) },
+					{ title: "largest loss", get: (r) => (r.top_idle ? labelOf(r.top_idle) + " " + pct(r.top_idle_fraction) : "–") },
 					{ title: "records", num: true, get: (r) => fmtCount(r.records) },
 					{ title: "dropped", num: true, get: (r) => fmtCount(r.dropped_records) },
 					{ title: "ended", get: (r) => (r.clean_exit ? "clean exit" : r.truncated ? "truncated" : "no footer (killed?)") },
@@ -744,6 +746,10 @@
 					{ title: "name", get: (r) => r.name },
 					{ title: "SMs", num: true, get: (r) => String(r.sm_count) },
 					{ title: "memory", num: true, get: (r) => fmtBytes(r.memory_total_bytes) },
+					{ title: "peak used", num: true, get: (r) => fmtBytes(r.peak_bytes) },
+					{ title: "compute", num: true, get: (r) => pct(r.compute) },
+					{ title: "trace", num: true, get: (r) => String(num(r.trace) + 1) },
+					{ title: "limits", get: (r) => (r.described ? "from the device record" : "assumed (no device record)") },
 				],
 				"No device record."
 			)
