@@ -233,8 +233,6 @@
 	const capBytes = num((D.memory || {}).total_bytes);
 	let memFit = capBytes > 0 && livePeak < 0.05 * capBytes; // a small footprint: show its shape first
 	const memMaxOf = () => (memFit ? livePeak : Math.max(num((D.memory || {}).total_bytes), livePeak));
-	const computeIdx = bucketIndex.compute;
-	const smShare = (i) => (T.sm && computeIdx !== undefined && T.sm[computeIdx] ? num(T.sm[computeIdx][i]) : 0);
 	const bwMeasured = !((D.util || {}).memory_bandwidth === null || (D.util || {}).memory_bandwidth === undefined || D.util.memory_bandwidth < 0);
 
 	function layout(width) {
@@ -537,22 +535,26 @@
 				tip.hidden = true;
 				return;
 			}
-			let idle = null, idleF = 0;
-			buckets.forEach((b, k) => {
-				const f = T.sm[k] ? num(T.sm[k][i]) : 0;
-				if (b.key !== "compute" && f > idleF) {
-					idle = b;
-					idleF = f;
-				}
-			});
+			const shares = buckets
+				.map((b, k) => ({ b: b, f: T.sm && T.sm[k] ? num(T.sm[k][i]) : 0 }))
+				.filter((x) => x.f >= 0.005)
+				.sort((x, y) => y.f - x.f)
+				.slice(0, 4);
 			tip.innerHTML = "";
 			const line = (k, v) => tip.append(el("div", {}, el("span", { text: k + ": " }), el("strong", { text: v })));
-			line("time", fmtTime(i * binNs) + " – " + fmtTime((i + 1) * binNs));
+			line("time", fmtTime(i * binNs) + " (a bin of " + fmtTime(binNs) + ")");
 			line("live memory", fmtBytes(T.live[i]));
-			line("compute share", pct(smShare(i)));
-			line("SM fill", pct(num(T.busy[i])));
-			line("kernel active", pct(num(T.active[i])));
-			if (idle) line("largest loss", idle.label + " " + pct(idleF));
+			line("SM fill", pct(num(T.busy[i])) + ", kernel active " + pct(num(T.active[i])));
+			for (const x of shares)
+				tip.append(
+					el(
+						"div",
+						{},
+						el("span", { class: "swatch", style: "background:" + colorOf(x.b.key) + ";margin-right:0.35rem;vertical-align:-1px" }),
+						el("span", { text: x.b.label + " " }),
+						el("strong", { text: pct(x.f) })
+					)
+				);
 			const wrap = document.getElementById("timeline-wrap").getBoundingClientRect();
 			let x = ev.clientX - wrap.left + 14;
 			if (x > wrap.width - 260) x = ev.clientX - wrap.left - 260;
