@@ -45,6 +45,10 @@ PROBE_TAIL = """<script>
   r.causeCards = document.querySelectorAll("#causes .cause").length;
   r.tables = document.querySelectorAll("table").length;
   var svg = document.getElementById("timeline"), b = svg.getBoundingClientRect();
+  svg.dispatchEvent(new PointerEvent("pointermove", { clientX: b.left + b.width / 2,
+    clientY: b.top + 150, bubbles: true }));
+  var tip = document.getElementById("tooltip");
+  r.tooltip = tip.hidden ? "" : tip.textContent;
   r.zoomBefore = document.getElementById("zoom-label").textContent;
   svg.dispatchEvent(new WheelEvent("wheel", { deltaY: -600, clientX: b.left + b.width / 2,
     clientY: b.top + 40, bubbles: true, cancelable: true }));
@@ -125,6 +129,8 @@ def open_in_chromium(binary, path, shot, tmp, label):
         check(b is not None and b["w"] > 100 and b["h"] > 20 and b["shapes"] > 0,
               "%s: the %s SVG exists with a non-zero size (%s)" % (label, name, b))
     check(res["timelinePaths"] >= 4, "%s: the timeline draws memory and compute curves (%d paths)" % (label, res["timelinePaths"]))
+    check("live memory" in res["tooltip"] and "SM fill" in res["tooltip"],
+          "%s: hovering the timeline shows the bin's values (%r)" % (label, res["tooltip"][:80]))
     check(res["zoomBefore"].startswith("whole run"), "%s: the timeline starts unzoomed" % label)
     check(res["zoomAfterWheel"].startswith("showing"), "%s: the wheel zooms in (%r)" % (label, res["zoomAfterWheel"]))
     check(res["zoomAfterDrag"].startswith("showing") and res["zoomAfterDrag"] != res["zoomAfterWheel"],
