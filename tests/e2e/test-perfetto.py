@@ -167,17 +167,42 @@ def workload(a, tmp):
     common_checks(ev, counts, device_memory, os.path.basename(a.workload))
 
 
+def several(a, tmp):
+    # Two processes (forker: a CUDA child and the parent): one host process and one GPU
+    # process per trace, and the counts are the sums of the two traces'.
+    out = os.path.join(tmp, "fork") + "/"
+    r = subprocess.run([a.launcher, "run", "--sim", "--no-report", "-o", out, "--", a.forker],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    traces = sorted(os.path.join(out, f) for f in os.listdir(out)) if os.path.isdir(out) else []
+    check(r.returncode == 0 and len(traces) == 2, "forker left two traces (%s)" % traces)
+    if len(traces) != 2:
+        return
+    total, device_memory = collections.Counter(), 0
+    for t in traces:
+        c, m = dump_counts(a.report, t)
+        total += c
+        device_memory += m
+    ev = export(a.report, traces, os.path.join(tmp, "fork.json"))
+    common_checks(ev, total, device_memory, "two traces")
+    procs = [e["args"]["name"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+    check(sum(1 for p in procs if p.startswith("pid ")) == 2 and sum(1 for p in procs if p.startswith("GPU ")) == 2,
+          "two traces: a host and a GPU process each (%s)" % procs)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--report", required=True)
     ap.add_argument("--make-trace", required=True)
     ap.add_argument("--launcher")
     ap.add_argument("--workload")
+    ap.add_argument("--forker")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpuwhy-perfetto-") as tmp:
         synthetic(a, tmp)
         if a.workload and a.launcher:
             workload(a, tmp)
+        if a.forker and a.launcher:
+            several(a, tmp)
     if failures:
         print("%d check(s) failed" % len(failures))
         return 1
