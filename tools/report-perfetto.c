@@ -26,7 +26,7 @@
 struct gw_pf_mem_event {
 	uint64_t time_ns;
 	uint64_t address;
-	uint64_t bytes : 56; /* 0: a free */
+	uint64_t bytes : 56; /* as recorded: 0 for a free */
 	uint64_t device : 7;
 	uint64_t is_free : 1;
 };
