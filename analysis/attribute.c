@@ -547,20 +547,29 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			double dt = (double)(tn - t);
 
 			if (nk) {
-				double sum = 0, f, rate[GW_BUCKET_COUNT] = {0};
+				static const int cls[] = {
+					GW_BUCKET_COMPUTE, GW_BUCKET_BANDWIDTH_BOUND,
+					GW_BUCKET_LOW_INTENSITY, GW_BUCKET_COMMUNICATION};
 				int ub =
 					nchain ? GW_BUCKET_DEPENDENCY_CHAIN : GW_BUCKET_SMALL_BATCH;
+				double sum = 0, f, k;
 
-				for (int b = 0; b < GW_BUCKET_COUNT; b++)
-					sum += cls_fill[b];
+				/* Kernel classes are these four buckets only. */
+				for (int c = 0; c < 4; c++)
+					sum += cls_fill[cls[c]];
 				f = sum < 1 ? sum : 1;
-				for (int b = 0; b < GW_BUCKET_COUNT && sum > 0; b++)
-					if (cls_fill[b] > 0)
-						rate[b] = w->sms * f * cls_fill[b] / sum;
-				rate[ub] += w->sms * (1 - f);
-				for (int b = 0; b < GW_BUCKET_COUNT; b++)
-					w->d->r.sm_ns[b] += dt * rate[b];
-				bins_add(w, t, tn, rate, 0, f, true);
+				k = sum > 0 ? w->sms * f / sum : 0;
+				for (int c = 0; c < 4; c++)
+					w->d->r.sm_ns[cls[c]] += dt * k * cls_fill[cls[c]];
+				w->d->r.sm_ns[ub] += dt * w->sms * (1 - f);
+				if (w->res->n_bins) {
+					double rate[GW_BUCKET_COUNT] = {0};
+
+					for (int c = 0; c < 4; c++)
+						rate[cls[c]] = k * cls_fill[cls[c]];
+					rate[ub] += w->sms * (1 - f);
+					bins_add(w, t, tn, rate, 0, f, true);
+				}
 				w->d->fill_sm_ns += dt * w->sms * f;
 				w->d->r.kernel_active_ns += tn - t;
 			} else if (ncp) {
