@@ -42,6 +42,12 @@ static double bucket_ms(const struct gw_analysis *res, int b)
 	return sms > 0 ? res->sm_ns[b] / sms / 1e6 : 0;
 }
 
+/* Mean SM fill while kernels run (sm_busy counts idle time as zero fill). */
+static double running_fill(const struct gw_analysis *res)
+{
+	return res->util.kernel_active > 0 ? res->util.sm_busy / res->util.kernel_active : 0;
+}
+
 /* How much larger a batch fits below 80% of device memory, in steps of 0.5. */
 static double batch_room(const struct gw_analysis *res)
 {
@@ -137,18 +143,19 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 			return gw_strdupf(
 				"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
 				"grids "
-				"cannot fill the GPU (mean fill %.0f%%). Memory peaked at %.0f%% "
+				"cannot fill the GPU (mean fill while they run %.0f%%). Memory "
+				"peaked at %.0f%% "
 				"of "
 				"%.0f GiB, so a batch %s larger fits. Trade-off: a larger "
 				"batch changes convergence; check the loss curve and samples/s.",
-				pct, ms, res->util.sm_busy * 100, res->memory.peak_fraction * 100,
+				pct, ms, running_fill(res) * 100, res->memory.peak_fraction * 100,
 				gib(res->memory.total_bytes), room_text(res, room, sizeof(room)));
-		return gw_strdupf(
-			"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
-			"grids cannot fill the GPU (mean fill %.0f%%): give each launch more "
-			"work (larger batch, or run independent work on other streams). "
-			"Trade-off: convergence or code changes; check samples/s.",
-			pct, ms, res->util.sm_busy * 100);
+		return gw_strdupf("%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
+				  "grids cannot fill the GPU (mean fill while they run %.0f%%): "
+				  "give each launch more "
+				  "work (larger batch, or run independent work on other streams). "
+				  "Trade-off: convergence or code changes; check samples/s.",
+				  pct, ms, running_fill(res) * 100);
 	case GW_BUCKET_DEPENDENCY_CHAIN:
 		return gw_strdupf(
 			"%.0f%% of SM-time (%.1f ms) was idle inside a serial chain of "
