@@ -226,6 +226,54 @@ static void sync_kinds(void **state)
 	gw_analysis_free(res);
 }
 
+/* A sync that returns before the device drains (an event sync on earlier work) waited only
+ * until its return: W = 20 - 4.1 = 15.9 us, paid by the next starved gap (55..95 us); the
+ * rest of that gap, 24.1 us, is short starvation. */
+static void sync_returning_before_drain(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 55000);
+	tb_sync(&t, 1, 4100, 20000, 0, GW_API_SYNC, GW_SYNC_EXPLICIT);
+	tb_launch(&t, 1, 90000, 94000, 0, 7, 1, FULL, 95000, 105000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 15900.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 24100.0 * SMS, 1e-6);
+	assert_int_equal(res->sync_sites[0].wait_ns, 15900);
+	gw_analysis_free(res);
+}
+
+/* A sync on device 1, which had finished its work, sets no debt on device 0: device 0's
+ * 6 us gap is short starvation. */
+static void sync_debt_is_per_device(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	const struct gw_device_result *d0 = NULL;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_device(&t, 1, SMS);
+	tb_launch(&t, 1, 0, 500, 1, 3, 1, FULL, 1000, 2000);
+	tb_launch(&t, 1, 600, 4000, 0, 7, 1, FULL, 5000, 55000);
+	tb_sync(&t, 1, 4100, 55500, 1, GW_API_SYNC, GW_SYNC_EXPLICIT);
+	tb_launch(&t, 1, 56000, 60000, 0, 7, 1, FULL, 61000, 71000);
+	res = tb_finish(&t);
+	for (unsigned i = 0; i < res->n_devices; i++)
+		if (res->devices[i].id == 0)
+			d0 = &res->devices[i];
+	assert_non_null(d0);
+	assert_near(d0->sm_ns[GW_BUCKET_HOST_SYNC], 0, 1e-6);
+	assert_near(d0->sm_ns[GW_BUCKET_LAUNCH_OVERHEAD], 6000.0 * SMS, 1e-6);
+	assert_int_equal(res->sync_sites[0].wait_ns, 0);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -236,6 +284,8 @@ int main(void)
 		cmocka_unit_test(long_starve_is_host_work),
 		cmocka_unit_test(copy_only_is_data_transfer),
 		cmocka_unit_test(sync_kinds),
+		cmocka_unit_test(sync_returning_before_drain),
+		cmocka_unit_test(sync_debt_is_per_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
