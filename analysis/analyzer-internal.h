@@ -79,6 +79,8 @@ struct gw_dev_st {
 	size_t op_begin, op_end; /* slice of the sorted op table */
 	uint64_t live_bytes, peak_bytes;
 	double fill_sm_ns;
+	bool streams; /* kernels on more than one stream */
+	uint32_t first_stream;
 };
 
 struct gw_sync_acc {
@@ -125,10 +127,12 @@ struct gw_analyzer {
 	struct gw_hmap dev_map;		      /* (trace, device id) -> index + 1 */
 	uint64_t last_dev_trace, last_dev_id; /* the last dev_index() answer */
 	int last_dev;
-	struct gw_vec ops;  /* struct gw_op */
-	struct gw_vec apis; /* struct gw_api */
-	struct gw_vec mevs; /* struct gw_mev */
-	uint32_t *op_api;   /* per op: index into apis, UINT32_MAX none */
+	struct gw_vec ops;	 /* struct gw_op */
+	struct gw_vec apis;	 /* struct gw_api */
+	struct gw_vec mevs;	 /* struct gw_mev */
+	struct gw_vec sync_apis; /* uint32_t: apis that may wait (sync or copy), in add order */
+	bool apis_resorted;	 /* sorting moved the apis: sync_apis is stale */
+	uint32_t *op_api;	 /* per op: index into apis, UINT32_MAX none */
 	float *op_fill;
 
 	struct gw_vec syncs; /* struct gw_sync_acc */

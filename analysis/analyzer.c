@@ -249,6 +249,13 @@ static int add_api(struct gw_analyzer *a, unsigned trace, const struct gw_rec_ap
 		if (r->sync_kind == GW_SYNC_NONE)
 			return 0; /* never waits, issues no GPU work: not needed */
 	}
+	if (r->sync_kind != GW_SYNC_NONE || r->category == GW_API_MEMCPY) {
+		uint32_t *ix = gw_vec_push(&a->sync_apis, sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		*ix = (uint32_t)a->apis.len;
+	}
 	p = gw_vec_push(&a->apis, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
@@ -628,7 +635,8 @@ static int join_and_sort(struct gw_analyzer *a)
 	uint8_t last_cls = 0;
 	bool last_ok = false;
 
-	if ((!apis_sorted(a) &&
+	a->apis_resorted = !apis_sorted(a);
+	if ((a->apis_resorted &&
 	     gw_sort_r(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api, NULL) < 0) ||
 	    (!ops_sorted(a) &&
 	     gw_sort_r(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op, NULL) < 0) ||
@@ -652,6 +660,8 @@ static int join_and_sort(struct gw_analyzer *a)
 		if (d->r.start_ns == UINT64_MAX) {
 			d->op_begin = i;
 			d->r.start_ns = op->start_ns;
+			d->streams = false;
+			d->first_stream = UINT32_MAX;
 		}
 		d->op_end = i + 1;
 		if (op->end_ns > d->r.end_ns)
@@ -667,6 +677,12 @@ static int join_and_sort(struct gw_analyzer *a)
 			}
 			a->op_fill[i] = op_fill(fill_cache, d, op);
 			op->cls = last_cls;
+			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
+				op->flags |= GW_OPF_TINY;
+			if (d->first_stream == UINT32_MAX)
+				d->first_stream = op->stream;
+			else if (op->stream != d->first_stream)
+				d->streams = true;
 			a->kernel_ns += op->end_ns - op->start_ns;
 			if (!last_ok)
 				a->unclassified_ns += op->end_ns - op->start_ns;
@@ -1271,6 +1287,7 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->ops);
 	gw_vec_free(&a->apis);
 	gw_vec_free(&a->mevs);
+	gw_vec_free(&a->sync_apis);
 	free(a->op_api);
 	free(a->op_fill);
 	gw_vec_free(&a->syncs);

@@ -49,7 +49,7 @@ struct gw_sweep {
 	int64_t owner; /* sync site holding the debt, -1 none */
 	bool owner_fresh;
 	uint64_t last_gap_end, last_gap_len;
-	struct gw_name_cache tiny_cache;
+	struct gw_name_cache tiny_cache, kstat_cache;
 };
 
 static int cmp_stream_idx(const void *x, const void *y, void *ctx)
@@ -116,20 +116,10 @@ static uint32_t heap_pop(struct gw_heap *h, const struct gw_op *ops)
 	return top;
 }
 
-/* Marks kernels overlapped by a kernel of another stream. Returns whether the device ran
- * kernels on more than one stream. */
-static bool mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
+/* Marks kernels overlapped by a kernel of another stream (only called when the device ran
+ * kernels on more than one stream). */
+static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
 {
-	size_t first = 0;
-
-	while (first < n && ops[first].kind != GW_OP_KERNEL)
-		first++;
-	/* One stream: nothing can overlap from another (the common case, and a full pass). */
-	for (size_t i = first; i < n; i++)
-		if (ops[i].kind == GW_OP_KERNEL && ops[i].stream != ops[first].stream)
-			goto several;
-	return false;
-several:
 	h->n = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (ops[i].kind != GW_OP_KERNEL)
@@ -147,7 +137,6 @@ several:
 		heap_push(h, ops, (uint32_t)i);
 	}
 	h->n = 0;
-	return true;
 }
 
 /* Chain detection on one stream's candidate segment idx[s..e): repeats of period 1-4. */
@@ -239,54 +228,42 @@ static int fusion_run(struct gw_analyzer *a, unsigned trace, const struct gw_op 
 	return 0;
 }
 
-/* Per-name kernel statistics (after chain detection). */
-static int kernel_stats(struct gw_analyzer *a, struct gw_dev_st *d, const struct gw_op *ops,
-			size_t n)
+/* Per-name kernel statistics, one kernel at a time (after chain detection). */
+static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, uint32_t ai)
 {
-	const float *fill = a->op_fill + d->op_begin;
-	const uint32_t *op_api = a->op_api + d->op_begin;
-	unsigned trace = d->r.trace;
-	struct gw_name_cache cache = {0};
-	uint32_t last_name = UINT32_MAX;
-	struct gw_kernel_acc *k = NULL;
+	struct gw_analyzer *a = w->a;
+	unsigned trace = w->d->r.trace;
+	double dur = (double)(o->end_ns - o->start_ns);
+	struct gw_kernel_acc *k;
+	bool hit;
+	uint32_t *slot = name_cache_slot(&w->kstat_cache, trace, o->name_id, &hit);
 
-	for (size_t i = 0; i < n; i++) {
-		const struct gw_op *o = &ops[i];
-		double dur = (double)(o->end_ns - o->start_ns);
+	if (!hit) {
+		bool fresh;
+		uint64_t *v = gw_hmap_get(&a->kstat_map, trace, o->name_id, &fresh);
 
-		if (o->kind != GW_OP_KERNEL)
-			continue;
-		if (o->name_id != last_name) {
-			bool fresh, hit;
-			uint32_t *slot = name_cache_slot(&cache, trace, o->name_id, &hit);
-			uint64_t *v =
-				hit ? NULL : gw_hmap_get(&a->kstat_map, trace, o->name_id, &fresh);
-
-			if (!hit && !v)
+		if (!v)
+			return -ENOMEM;
+		if (fresh) {
+			k = gw_vec_push(&a->kstats, sizeof(*k));
+			if (!k)
 				return -ENOMEM;
-			if (!hit && fresh) {
-				k = gw_vec_push(&a->kstats, sizeof(*k));
-				if (!k)
-					return -ENOMEM;
-				k->trace = (uint16_t)trace;
-				k->name_id = o->name_id;
-				k->cls = o->cls;
-				*v = a->kstats.len;
-			}
-			if (!hit)
-				*slot = (uint32_t)(*v - 1);
-			k = &((struct gw_kernel_acc *)a->kstats.data)[*slot];
-			last_name = o->name_id;
+			k->trace = (uint16_t)trace;
+			k->name_id = o->name_id;
+			k->cls = o->cls;
+			*v = a->kstats.len;
 		}
-		if (!k->stack_id && op_api[i] != UINT32_MAX)
-			k->stack_id = ((struct gw_api *)a->apis.data)[op_api[i]].stack_id;
-		k->count++;
-		k->total_ns += o->end_ns - o->start_ns;
-		k->fill_ns += dur * fill[i];
-		k->unfilled_sm_ns += dur * (1 - fill[i]) * (double)d->lim.sm_count;
-		if (o->flags & GW_OPF_CHAIN)
-			k->chain_count++;
+		*slot = (uint32_t)(*v - 1);
 	}
+	k = &((struct gw_kernel_acc *)a->kstats.data)[*slot];
+	if (!k->stack_id && ai != UINT32_MAX)
+		k->stack_id = ((struct gw_api *)a->apis.data)[ai].stack_id;
+	k->count++;
+	k->total_ns += o->end_ns - o->start_ns;
+	k->fill_ns += dur * fill;
+	k->unfilled_sm_ns += dur * (1 - fill) * w->sms;
+	if (o->flags & GW_OPF_CHAIN)
+		k->chain_count++;
 	return 0;
 }
 
@@ -602,8 +579,11 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				nk++;
 				if (o->flags & GW_OPF_CHAIN)
 					nchain++;
-				if ((o->flags & GW_OPF_TINY) &&
-				    (r = tiny_add(w, o, w->a->op_api[w->d->op_begin + i], gb)) < 0)
+				uint32_t ai = w->a->op_api[w->d->op_begin + i];
+
+				if ((r = kernel_stat(w, o, fill[i], ai)) < 0)
+					return r;
+				if ((o->flags & GW_OPF_TINY) && (r = tiny_add(w, o, ai, gb)) < 0)
 					return r;
 			} else {
 				ncp++;
@@ -621,8 +601,12 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 static int collect_syncs(struct gw_analyzer *a, struct gw_vec *evs)
 {
 	const struct gw_api *apis = a->apis.data;
+	const uint32_t *cand = a->sync_apis.data;
+	/* The candidates noted while collecting, unless sorting moved the apis. */
+	size_t n = a->apis_resorted ? a->apis.len : a->sync_apis.len;
 
-	for (size_t i = 0; i < a->apis.len; i++) {
+	for (size_t c = 0; c < n; c++) {
+		size_t i = a->apis_resorted ? c : cand[c];
 		const struct gw_api *p = &apis[i];
 		uint64_t *dv, *v;
 		struct gw_sync_acc *s;
@@ -672,7 +656,6 @@ int gw_attribute(struct gw_analyzer *a)
 	struct gw_heap h = {0};
 	uint32_t *idx = NULL;
 	size_t se = 0;
-	bool streams;
 	int r;
 
 	if ((r = collect_syncs(a, &evs)) < 0)
@@ -683,9 +666,6 @@ int gw_attribute(struct gw_analyzer *a)
 		r = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < a->ops.len; i++)
-		if (ops[i].kind == GW_OP_KERNEL && ops[i].end_ns - ops[i].start_ns < a->opt.tiny_ns)
-			ops[i].flags |= GW_OPF_TINY;
 	for (size_t d = 0; d < a->devs.len; d++) {
 		struct gw_dev_st *dv = &devs[d];
 		struct gw_sync_ev *ev = evs.data;
@@ -705,9 +685,9 @@ int gw_attribute(struct gw_analyzer *a)
 		}
 		w.sms = (double)dv->lim.sm_count;
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
-		streams = mark_overlaps(ops + dv->op_begin, n, &h);
-		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx, streams)) < 0 ||
-		    (r = kernel_stats(a, dv, ops + dv->op_begin, n)) < 0 ||
+		if (dv->streams)
+			mark_overlaps(ops + dv->op_begin, n, &h);
+		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx, dv->streams)) < 0 ||
 		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;
 	}

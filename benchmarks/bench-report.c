@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,13 +167,21 @@ int main(int argc, char **argv)
 	struct stat sb;
 	int r;
 
+	/* --write FILE N: only write the synthetic trace (for profiling the analysis alone). */
+	if (argc > 3 && strcmp(argv[1], "--write") == 0)
+		return write_trace(argv[2], strtoull(argv[3], NULL, 10)) < 0;
+	/* --trace FILE: analyse an existing trace instead (FILE is kept). */
+	bool given = argc > 2 && strcmp(argv[1], "--trace") == 0;
+
 	if (argc > 1 && strcmp(argv[1], "--quick") == 0)
 		launches = 1000000;
-	else if (argc > 1)
+	else if (argc > 1 && !given)
 		launches = strtoull(argv[1], NULL, 10);
 	snprintf(path, sizeof(path), "%s/bench-report-%d.trace.zst", dir ? dir : "/tmp",
 		 (int)getpid());
-	if ((r = write_trace(path, launches)) < 0) {
+	if (given) {
+		snprintf(path, sizeof(path), "%s", argv[2]);
+	} else if ((r = write_trace(path, launches)) < 0) {
 		fprintf(stderr, "bench-report: writing %s: %s\n", path, strerror(-r));
 		return 1;
 	}
@@ -212,7 +221,10 @@ int main(int argc, char **argv)
 	c1 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	t1 = now_ns(CLOCK_MONOTONIC);
 	rss1 = maxrss_kib();
-	unlink(path);
+	if (!given)
+		unlink(path);
+	else
+		launches = res ? res->counts.launches : 0;
 	if (r < 0) {
 		fprintf(stderr, "bench-report: analysis: %s\n", strerror(-r));
 		return 1;
