@@ -152,8 +152,11 @@ struct gw_analyzer {
 	bool finished;
 };
 
-/* The current trace (the last begun). */
-struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i);
+/* Trace i, or NULL. */
+static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
+{
+	return i < a->traces.len ? &((struct gw_trace_st *)a->traces.data)[i] : NULL;
+}
 /* The name of string id in trace, or NULL. */
 const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id);
 /* Fills a site from a trace's stack id (symbolized on first use). */

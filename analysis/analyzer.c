@@ -33,11 +33,6 @@ int gw_analyzer_new(const struct gw_analysis_options *opt, struct gw_analyzer **
 	return 0;
 }
 
-struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
-{
-	return i < a->traces.len ? &((struct gw_trace_st *)a->traces.data)[i] : NULL;
-}
-
 int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path)
 {
 	struct gw_trace_st *t;
