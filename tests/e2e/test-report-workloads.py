@@ -73,6 +73,30 @@ def check_range(errors, r, key, lo_us, hi_us, why):
                       f'{why}')
 
 
+def source_line(name, pattern):
+    """The line of tests/workloads/NAME.cu whose code contains pattern (comments skipped)."""
+    path = os.path.join(os.path.dirname(ARGS.workloads_json), name + '.cu')
+    for no, line in enumerate(open(path), 1):
+        if pattern in line and not line.lstrip().startswith(('*', '/*', '//')):
+            return f'{name}.cu:{no}'
+    return None
+
+
+def site_checks(name, r, errors):
+    """Call sites are the user's source lines (symbolized offline from the module map)."""
+    if name == 'sync_per_iteration':
+        want = source_line(name, 'cudaMemcpy(')
+        got = r['sync_sites'][0]['site'] if r['sync_sites'] else None
+        if not want or not got or want not in got:
+            errors.append(f'top sync site {got!r}, want the read-back at {want}')
+    elif name == 'tiny_kernels':
+        sites = {t['name'].split('(')[0]: t['site'] for t in r['tiny_kernels_top']}
+        for kernel in ('tiny_bias_add_kernel', 'tiny_scalar_mul_kernel', 'tiny_clamp_kernel'):
+            want = source_line(name, kernel + '<<<')
+            if not want or want not in (sites.get(kernel) or ''):
+                errors.append(f'{kernel} launch site {sites.get(kernel)!r}, want {want}')
+
+
 def model_checks(name, a, env, r, errors):
     """The cause's share from the workload's arguments; a[...] are its args."""
     cap = r['devices'][0]['sm_count'] * 8  # 8 blocks of 256 threads at 32 registers per SM
@@ -209,6 +233,7 @@ def check(w, r):
         if r['memory'].get(key) != want:
             errors.append(f"memory.{key} = {r['memory'].get(key)}, want {want} ({formula})")
     model_checks(w['name'], a, w['env'], r, errors)
+    site_checks(w['name'], r, errors)
     return errors
 
 
