@@ -664,9 +664,14 @@ int gw_report_perfetto(const struct gw_analysis *a, const char *const *paths, in
 		err = -errno;
 		goto out;
 	}
-	fputs("{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpuwhy-report\"},"
-	      "\"traceEvents\":[",
-	      pf.f);
+	/* The verdict in the trace's metadata (Perfetto shows otherData on its info page). */
+	fprintf(pf.f,
+		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpuwhy-report\","
+		"\"compute\":\"%.1f%% of SM-time\",\"largest_loss\":\"%s %.1f%%\"},"
+		"\"traceEvents\":[",
+		a->breakdown[GW_BUCKET_COMPUTE] * 100,
+		a->top_idle < GW_BUCKET_COUNT ? gw_buckets[a->top_idle].key : "none",
+		a->top_idle < GW_BUCKET_COUNT ? a->breakdown[a->top_idle] * 100 : 0.0);
 	for (int i = 0; i < n && err >= 0; i++)
 		err = second_pass(&pf, paths[i], &traces[i], (unsigned)i);
 	for (int i = 0; i < n && err >= 0; i++)
