@@ -38,6 +38,8 @@ def export(report, traces, out):
     with open(out) as f:
         doc = json.load(f)
     check(isinstance(doc.get("traceEvents"), list), "the JSON has a traceEvents array")
+    check(doc.get("displayTimeUnit") == "ns" and "largest_loss" in doc.get("otherData", {}),
+          "the JSON has its time unit and the verdict in otherData")
     return doc["traceEvents"]
 
 
