@@ -331,10 +331,11 @@ cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t
 	if (!s)
 		return cudaErrorInvalidResourceHandle;
 	{
-		DRV_BEGIN(cuLaunchKernel, cuLaunchKernel_params, .f = (CUfunction)(void *)k,
-			  .gridDimX = grid.x, .gridDimY = grid.y, .gridDimZ = grid.z,
-			  .blockDimX = block.x, .blockDimY = block.y, .blockDimZ = block.z,
-			  .sharedMemBytes = (unsigned int)smem, .hStream = stream);
+		DRV_BEGIN_SYM(k->name, cuLaunchKernel, cuLaunchKernel_params,
+			      .f = (CUfunction)(void *)k, .gridDimX = grid.x, .gridDimY = grid.y,
+			      .gridDimZ = grid.z, .blockDimX = block.x, .blockDimY = block.y,
+			      .blockDimZ = block.z, .sharedMemBytes = (unsigned int)smem,
+			      .hStream = stream);
 		gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
 		if (s->capture)
 			err = capture_node(s->capture, k, grid, block, smem);

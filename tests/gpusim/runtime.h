@@ -153,11 +153,13 @@ void gw_sim_emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
 #define RT_END(err) return gw_sim_api_end(&gw_a_, (err))
 
 /* Driver call nested in the current runtime call (only traced when a hook is installed). */
-#define DRV_BEGIN(fn, ptype, ...)                                                                  \
+#define DRV_BEGIN(fn, ptype, ...) DRV_BEGIN_SYM(NULL, fn, ptype, __VA_ARGS__)
+/* A driver launch names its kernel in symbolName, as CUPTI's launch callbacks do. */
+#define DRV_BEGIN_SYM(sym, fn, ptype, ...)                                                         \
 	ptype gw_dp_ = {__VA_ARGS__};                                                              \
 	struct gw_sim_api gw_d_;                                                                   \
 	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
-			 &gw_dp_, NULL)
+			 &gw_dp_, (sym))
 #define DRV_BEGIN0(fn)                                                                             \
 	struct gw_sim_api gw_d_;                                                                   \
 	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
