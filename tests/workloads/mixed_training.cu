@@ -8,10 +8,14 @@
  * --kernels small elementwise kernels (six different names in turn: add, mul, bias_add_relu,
  * vectorized scale, axpy, cast to bf16 precision; n/256 blocks each, a quarter of the device
  * at the default n), a one-block loss reduction, a 4-byte D2H read of the loss (`.item()`),
- * and a host decision on it for --decide-us (early stopping / logging).
+ * and a host decision on it for --decide-us (early stopping / logging). Before the loop it
+ * takes --resident-percent of the device's memory (cudaMemGetInfo's total) in one allocation:
+ * the weights, optimizer state and allocator cache that keep a real job's memory curve near
+ * the top while compute sits idle — the brief's "memory full, compute idle" picture.
  *
  * Parameters: --iters N (default 50), --kernels K (default 24), --n ELEMENTS (default
- * 65536), --load-us U (default 1000), --decide-us D (default 20).
+ * 65536), --load-us U (default 1000), --decide-us D (default 20), --resident-percent P
+ * (default 85; 0 for none).
  *
  * gpusim: no GPUSIM_KERNEL_US needed. Per iteration the device is busy ~(K+1)*6 us + two
  * copies, the host launches K+1 kernels in (K+1)*4 us and then waits: the read-back's wait
@@ -20,10 +24,12 @@
  *
  * Counts (exact):
  *   launches = kernels = 1 + iters*(kernels + 1)   (1 fill; K elementwise + 1 reduction)
- *   allocations = 3, frees = 3
+ *   allocations = 3 + (P > 0), frees = 3 + (P > 0)
  *   memcpy = 2*iters (H2D n*4 bytes, D2H 4 bytes)
- *   host_syncs = 2*iters + 1 + 3: copy 2*iters, explicit 1 (final cudaDeviceSynchronize),
- *     implicit 3 (cudaFree)
+ *   host_syncs = 2*iters + 1 + 3 + (P > 0): copy 2*iters, explicit 1 (final
+ *     cudaDeviceSynchronize), implicit 3 + (P > 0) (cudaFree)
+ *   peak live device bytes = total * P / 100 (integer division) when that exceeds the
+ *     working set of (4*n + 1) floats, else the working set + 256 (when P > 0)
  *   memset = 0
  */
 #include "common.h"
@@ -99,14 +105,19 @@ __global__ void loss_reduce_sum_kernel(const float *x, long n, float *loss)
 int main(int argc, char **argv)
 {
 	long iters = 50, kernels = 24, n = 65536, load_us = 1000, decide_us = 20;
+	long resident_percent = 85;
 	const struct wl_opt opts[] = {
 		{"iters", &iters, NULL, 1, 1000000, NULL, "training steps"},
 		{"kernels", &kernels, NULL, 1, 100000, NULL, "small elementwise kernels per step"},
 		{"n", &n, NULL, 256, 1L << 28, NULL, "elements per batch and per kernel"},
 		{"load-us", &load_us, NULL, 0, 10000000, NULL, "CPU loader time per step (us)"},
 		{"decide-us", &decide_us, NULL, 0, 10000000, NULL, "host decision time (us)"},
+		{"resident-percent", &resident_percent, NULL, 0, 95, NULL,
+		 "share of device memory held by weights and allocator cache"},
 	};
 	float *d_batch, *d_state, *d_loss, *h_batch, h_loss = 0.0f, lr = 0.1f;
+	void *d_resident = NULL;
+	size_t free_b, total_b;
 	uint8_t *scratch;
 	uint32_t check = 0;
 	long stalls = 0;
@@ -120,6 +131,23 @@ int main(int argc, char **argv)
 	WL_CHECK(cudaMalloc(&d_batch, n * sizeof(float)));
 	WL_CHECK(cudaMalloc(&d_state, 3 * n * sizeof(float))); /* x, y, bias */
 	WL_CHECK(cudaMalloc(&d_loss, sizeof(float)));
+	if (resident_percent > 0) {
+		size_t working = (size_t)(4 * n + 1) * sizeof(float);
+		size_t target;
+
+		WL_CHECK(cudaMemGetInfo(&free_b, &total_b));
+		target = (size_t)((unsigned long long)total_b * resident_percent / 100);
+		if (target > working) {
+			if (target - working > free_b) {
+				fprintf(stderr, "%s: cannot hold %ld%% of %zu bytes: %zu are free\n",
+					wl_program, resident_percent, total_b, free_b);
+				return EXIT_FAILURE;
+			}
+			WL_CHECK(cudaMalloc(&d_resident, target - working));
+		} else {
+			WL_CHECK(cudaMalloc(&d_resident, 256));
+		}
+	}
 	wl_fill(d_state, 3 * n, 81, 1.0f, 0);
 
 	float *x = d_state, *y = d_state + n, *bias = d_state + 2 * n;
@@ -165,6 +193,8 @@ int main(int argc, char **argv)
 	WL_CHECK(cudaFree(d_batch));
 	WL_CHECK(cudaFree(d_state));
 	WL_CHECK(cudaFree(d_loss));
+	if (d_resident)
+		WL_CHECK(cudaFree(d_resident));
 	free(h_batch);
 	free(scratch);
 	printf("mixed_training: %ld steps done (lr %g after %ld cuts, check %08x)\n", iters, lr,
