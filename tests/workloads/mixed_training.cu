@@ -139,7 +139,8 @@ int main(int argc, char **argv)
 		target = (size_t)((unsigned long long)total_b * resident_percent / 100);
 		if (target > working) {
 			if (target - working > free_b) {
-				fprintf(stderr, "%s: cannot hold %ld%% of %zu bytes: %zu are free\n",
+				fprintf(stderr,
+					"%s: cannot hold %ld%% of %zu bytes: %zu are free\n",
 					wl_program, resident_percent, total_b, free_b);
 				return EXIT_FAILURE;
 			}
