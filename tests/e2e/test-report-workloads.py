@@ -256,7 +256,8 @@ def main():
     # Each workload at its defaults (cause, counts, shares), then at its alt_args (counts and
     # the device-time shares: the models are formulas of the arguments, not fitted numbers).
     runs = [(w, False) for w in spec['workloads']]
-    runs += [(dict(w, args=w['alt_args']), True) for w in spec['workloads'] if w.get('alt_args')]
+    runs += [(dict(w, args={**w['args'], **w['alt_args']}), True)
+             for w in spec['workloads'] if w.get('alt_args')]
     failed = 0
     with tempfile.TemporaryDirectory() as tmp:
         for w, ALT in runs:
