@@ -182,10 +182,11 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	}
 	fputs("],\"breakdown\":", f);
 	breakdown(f, res->breakdown);
+	/* Without any GPU operation there is no SM-time to attribute: no cause (null). */
 	fputs(",\"dominant_cause\":", f);
-	jstr(f, gw_buckets[res->dominant].key);
+	jstr(f, res->budget_sm_ns > 0 ? gw_buckets[res->dominant].key : NULL);
 	fputs(",\"top_idle_cause\":", f);
-	jstr(f, gw_buckets[res->top_idle].key);
+	jstr(f, res->budget_sm_ns > 0 ? gw_buckets[res->top_idle].key : NULL);
 	fputs(",\"counts\":", f);
 	counts(f, &res->counts);
 	fprintf(f,
