@@ -29,8 +29,11 @@
 /* Slack past frame_bytes so any record that fits a ring also fits the frame being built. */
 #define GW_FRAME_SLACK	      (GW_MAX_RECORD_PAYLOAD + 4096u)
 
-/* How long the writer sleeps between passes: short while data flows, backing off when idle. */
+/* How long the writer sleeps between passes: while data flows, long enough for the fullest
+ * ring to gain about a quarter of its size at the rate just seen (within the busy bounds);
+ * backing off when idle. */
 #define GW_BUSY_SLEEP_NS     (200ull * 1000)
+#define GW_BUSY_SLEEP_MAX_NS (5ull * 1000 * 1000)
 #define GW_IDLE_SLEEP_MIN_NS (500ull * 1000)
 #define GW_IDLE_SLEEP_MAX_NS (10ull * 1000 * 1000)
 
@@ -400,12 +403,14 @@ static void fix_pointers(const struct gw_record_info *info, uint8_t *rec)
 	}
 }
 
-static size_t drain_buffer(struct gw_thread_buf *b)
+static size_t drain_buffer(struct gw_thread_buf *b, uint64_t *max_bytes)
 {
 	uint64_t tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
 	uint64_t head = atomic_load_explicit(&b->head, memory_order_acquire);
 	size_t n = 0;
 
+	if (head - tail > *max_bytes)
+		*max_bytes = head - tail;
 	while (tail != head) {
 		size_t off = tail & (w.buf_bytes - 1);
 		struct gw_entry *e = (struct gw_entry *)(b->data + off);
@@ -431,8 +436,9 @@ static size_t drain_buffer(struct gw_thread_buf *b)
 	return n;
 }
 
-/* One pass over every buffer; *retired set when a buffer of an exited thread was freed. */
-static size_t drain_all(bool *retired)
+/* One pass over every buffer; *retired set when a buffer of an exited thread was freed;
+ * *max_bytes raised to the most bytes one buffer held. */
+static size_t drain_all(bool *retired, uint64_t *max_bytes)
 {
 	size_t n = 0;
 
@@ -442,7 +448,7 @@ static size_t drain_all(bool *retired)
 
 		if (st == GW_SLOT_FREE)
 			continue;
-		n += drain_buffer(b);
+		n += drain_buffer(b, max_bytes);
 		if (st == GW_SLOT_RETIRED) {
 			atomic_store_explicit(&b->state, GW_SLOT_FREE, memory_order_release);
 			*retired = true;
@@ -471,6 +477,7 @@ static void add_footer(void)
 static void *writer_main(void *arg)
 {
 	uint64_t next_flush = now_ns() + w.flush_ns, idle_sleep = GW_IDLE_SLEEP_MIN_NS;
+	uint64_t last_pass = now_ns(), max_bytes = 0;
 	bool retired;
 
 	(void)arg;
@@ -483,8 +490,9 @@ static void *writer_main(void *arg)
 		if (state == GW_W_STOPPING)
 			break;
 		retired = false;
+		max_bytes = 0;
 		if (!atomic_load(&w.stall)) {
-			moved = drain_all(&retired);
+			moved = drain_all(&retired, &max_bytes);
 			t = now_ns();
 			if (retired || t >= next_flush || req != atomic_load(&w.flush_done)) {
 				end_frame();
@@ -497,7 +505,12 @@ static void *writer_main(void *arg)
 		if (atomic_load(&w.stall)) {
 			sleep = GW_IDLE_SLEEP_MIN_NS;
 		} else if (moved) {
-			sleep = GW_BUSY_SLEEP_NS;
+			/* max_bytes arrived in t - last_pass: a quarter ring takes this long */
+			sleep = max_bytes ? (t - last_pass) * (w.buf_bytes / 4) / max_bytes : 0;
+			if (sleep > GW_BUSY_SLEEP_MAX_NS)
+				sleep = GW_BUSY_SLEEP_MAX_NS;
+			if (sleep < GW_BUSY_SLEEP_NS)
+				sleep = GW_BUSY_SLEEP_NS;
 			idle_sleep = GW_IDLE_SLEEP_MIN_NS;
 		} else {
 			sleep = idle_sleep;
@@ -510,12 +523,13 @@ static void *writer_main(void *arg)
 			if (next_flush - t < sleep)
 				sleep = next_flush - t;
 		}
+		last_pass = t;
 		futex_wait(&w.wake, wake, sleep);
 	}
 
 	do {
 		retired = false;
-	} while (drain_all(&retired));
+	} while (drain_all(&retired, &max_bytes));
 	if (w.stop_clean)
 		add_footer();
 	end_frame();

@@ -5,6 +5,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -12,9 +13,13 @@
 #include "gpusim.h"
 #include "names.h"
 
-#define FLUSH_PERIOD_NS	   (100 * 1000000ull)
-#define PENDING_WAKE_LIMIT 65536 /* records pending before the worker is woken early */
-#define EXT_STACK_DEPTH	   32
+#define FLUSH_PERIOD_NS	      (100 * 1000000ull)
+/* Records between an operation and its delivery wait in a ring that producers fill without a
+ * lock, as CUPTI's per-context buffers are; the worker is woken early once it is half full. */
+#define RING_SLOTS	      16384u
+#define RING_WAKE_CHECK	      1024u /* producers look at the fill every this many records */
+#define RING_FULL_PATIENCE_NS (1000 * 1000000ull) /* a full ring whose reader is stuck drops */
+#define EXT_STACK_DEPTH	      32
 
 union record {
 	CUpti_Activity base;
@@ -33,10 +38,10 @@ struct pending {
 	union record r;
 };
 
-struct pending_vec {
-	struct pending *v;
-	size_t n;
-	size_t cap;
+/* A ring slot: seq is the position + 1 once the record is published, 0 once it was read. */
+struct slot {
+	_Atomic uint64_t seq;
+	struct pending p;
 };
 
 static struct {
@@ -54,9 +59,14 @@ static struct {
 	CUpti_TimestampCallbackFunc timestamp;
 	_Atomic int64_t ts_offset_ns;
 	CUpti_ActivityThreadIdType thread_id_type;
-	/* records waiting for their op to finish or for a buffer */
-	pthread_mutex_t pend_lock;
-	struct pending_vec pend;
+	/* records waiting for a flush: the ring (any thread writes, the flusher reads) */
+	struct slot *ring;
+	_Alignas(64) _Atomic uint64_t ring_tail; /* next position to claim */
+	_Alignas(64) _Atomic uint64_t ring_head; /* next position to read */
+	_Atomic uint64_t last_ready_ns;		 /* the latest ready_ns pushed */
+	/* read but not yet finished, in order; the flusher's own (flush_lock) */
+	struct pending *kept;
+	size_t kept_n, kept_cap;
 	atomic_size_t dropped;
 	/* buffers and the worker thread */
 	CUpti_BuffersCallbackRequestFunc requested;
@@ -76,7 +86,6 @@ static struct {
 	uint64_t flush_done;
 	pthread_t worker;
 } cp = {
-	.pend_lock = PTHREAD_MUTEX_INITIALIZER,
 	.flush_lock = PTHREAD_MUTEX_INITIALIZER,
 	.worker_lock = PTHREAD_MUTEX_INITIALIZER,
 	.worker_cond = PTHREAD_COND_INITIALIZER,
@@ -86,6 +95,7 @@ static struct {
 static __thread uint64_t ext_stack[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][EXT_STACK_DEPTH];
 static __thread unsigned int ext_depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
 static __thread bool in_flush;
+static __thread uint64_t ring_head_seen; /* a producer's last look at ring_head */
 
 static void ensure_hooks(void);
 
@@ -114,42 +124,76 @@ static void wake_worker(void)
 	pthread_mutex_unlock(&cp.worker_lock);
 }
 
+static size_t record_size(CUpti_ActivityKind kind);
+
+/* Waits for the flusher to make room; false when it cannot (no worker, this thread is the
+ * flusher, or it made no progress for RING_FULL_PATIENCE_NS). */
+static bool wait_for_room(uint64_t pos)
+{
+	struct timespec pause = {0, 50000};
+	uint64_t head = atomic_load(&cp.ring_head), waited = 0;
+
+	if (in_flush)
+		return false;
+	while (pos - head >= RING_SLOTS) {
+		bool running;
+
+		pthread_mutex_lock(&cp.worker_lock);
+		running = cp.worker_running;
+		cp.wake = true;
+		pthread_cond_signal(&cp.worker_cond);
+		pthread_mutex_unlock(&cp.worker_lock);
+		if (!running || waited >= RING_FULL_PATIENCE_NS)
+			return false;
+		nanosleep(&pause, NULL);
+		waited += (uint64_t)pause.tv_nsec;
+		if (atomic_load(&cp.ring_head) != head) {
+			head = atomic_load(&cp.ring_head);
+			waited = 0;
+		}
+	}
+	ring_head_seen = head;
+	return true;
+}
+
 static void push(const union record *r, uint64_t ready_ns)
 {
-	bool wake = false;
+	uint64_t pos = atomic_load_explicit(&cp.ring_tail, memory_order_relaxed), last;
+	struct slot *s;
 
-	pthread_mutex_lock(&cp.pend_lock);
-	if (cp.pend.n == cp.pend.cap) {
-		size_t cap = cp.pend.cap ? cp.pend.cap * 2 : 4096;
-		struct pending *v = realloc(cp.pend.v, cap * sizeof(*v));
-
-		if (!v) {
-			pthread_mutex_unlock(&cp.pend_lock);
-			atomic_fetch_add(&cp.dropped, 1);
-			return;
-		}
-		cp.pend.v = v;
-		cp.pend.cap = cap;
+	if (!cp.ring) {
+		atomic_fetch_add(&cp.dropped, 1);
+		return;
 	}
-	cp.pend.v[cp.pend.n].ready_ns = ready_ns;
-	cp.pend.v[cp.pend.n].r = *r;
-	wake = ++cp.pend.n == PENDING_WAKE_LIMIT;
-	pthread_mutex_unlock(&cp.pend_lock);
-	if (wake)
+	do {
+		if (pos - ring_head_seen >= RING_SLOTS) {
+			ring_head_seen = atomic_load_explicit(&cp.ring_head, memory_order_acquire);
+			if (pos - ring_head_seen >= RING_SLOTS && !wait_for_room(pos)) {
+				atomic_fetch_add(&cp.dropped, 1);
+				return;
+			}
+		}
+	} while (!atomic_compare_exchange_weak_explicit(
+		&cp.ring_tail, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed));
+	s = &cp.ring[pos % RING_SLOTS];
+	s->p.ready_ns = ready_ns;
+	memcpy(&s->p.r, r, record_size(r->base.kind));
+	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+
+	last = atomic_load_explicit(&cp.last_ready_ns, memory_order_relaxed);
+	while (ready_ns > last &&
+	       !atomic_compare_exchange_weak_explicit(&cp.last_ready_ns, &last, ready_ns,
+						      memory_order_relaxed, memory_order_relaxed))
+		;
+	if ((pos + 1) % RING_WAKE_CHECK == 0 &&
+	    pos + 1 - atomic_load_explicit(&cp.ring_head, memory_order_relaxed) >= RING_SLOTS / 2)
 		wake_worker();
 }
 
-/* When the last pending record's operation ends. */
+/* When the last pending record's operation ends (delivered ones have ended already). */
 static uint64_t pending_end(void)
 {
-	uint64_t t = 0;
-
-	pthread_mutex_lock(&cp.pend_lock);
-	for (size_t i = 0; i < cp.pend.n; i++)
-		if (cp.pend.v[i].ready_ns > t)
-			t = cp.pend.v[i].ready_ns;
-	pthread_mutex_unlock(&cp.pend_lock);
-	return t;
+	return atomic_load(&cp.last_ready_ns);
 }
 
 static size_t record_size(CUpti_ActivityKind kind)
@@ -232,54 +276,64 @@ static void deliver(const union record *r)
 	atomic_fetch_add(&cp.dropped, 1);
 }
 
-/* Called with flush_lock held. */
+/* Keeps a record whose operation has not finished for a later flush. */
+static void keep(const struct pending *p)
+{
+	if (cp.kept_n == cp.kept_cap) {
+		size_t cap = cp.kept_cap ? cp.kept_cap * 2 : 1024;
+		struct pending *v = realloc(cp.kept, cap * sizeof(*v));
+
+		if (!v) {
+			atomic_fetch_add(&cp.dropped, 1);
+			return;
+		}
+		cp.kept = v;
+		cp.kept_cap = cap;
+	}
+	cp.kept[cp.kept_n++] = *p;
+}
+
+static void deliver_or_drop(const union record *r)
+{
+	if (cp.requested && cp.completed)
+		deliver(r);
+	else
+		atomic_fetch_add(&cp.dropped, 1);
+}
+
+/*
+ * Called with flush_lock held. Finished records go out in the order they were made; the
+ * others wait, ahead of those made after them. The ring is read up to the first record still
+ * being written.
+ */
 static void flush_locked(void)
 {
-	struct pending_vec mine, keep = {0};
-	uint64_t now;
+	uint64_t now = gw_sim_now_ns(), head;
+	size_t n = 0;
 
-	pthread_mutex_lock(&cp.pend_lock);
-	mine = cp.pend;
-	cp.pend = (struct pending_vec){0};
-	pthread_mutex_unlock(&cp.pend_lock);
-	now = gw_sim_now_ns();
-	for (size_t i = 0; i < mine.n; i++) {
-		if (mine.v[i].ready_ns <= now) {
-			if (cp.requested && cp.completed)
-				deliver(&mine.v[i].r);
-			else
-				atomic_fetch_add(&cp.dropped, 1);
-		} else {
-			mine.v[keep.n++] = mine.v[i];
-		}
+	for (size_t i = 0; i < cp.kept_n; i++) {
+		if (cp.kept[i].ready_ns <= now)
+			deliver_or_drop(&cp.kept[i].r);
+		else
+			cp.kept[n++] = cp.kept[i];
 	}
-	keep.v = mine.v;
-	keep.cap = mine.cap;
-	/* Unfinished records go back in front of those that arrived meanwhile. */
-	pthread_mutex_lock(&cp.pend_lock);
-	if (keep.n) {
-		if (keep.cap < keep.n + cp.pend.n) {
-			struct pending *v = realloc(keep.v, (keep.n + cp.pend.n) * sizeof(*v));
+	cp.kept_n = n;
+	if (!cp.ring)
+		goto done;
+	head = atomic_load_explicit(&cp.ring_head, memory_order_relaxed);
+	for (;; head++) {
+		struct slot *s = &cp.ring[head % RING_SLOTS];
 
-			if (v) {
-				keep.v = v;
-				keep.cap = keep.n + cp.pend.n;
-			} else {
-				atomic_fetch_add(&cp.dropped, cp.pend.n);
-				cp.pend.n = 0;
-			}
-		}
-		if (cp.pend.n)
-			memcpy(keep.v + keep.n, cp.pend.v, cp.pend.n * sizeof(*keep.v));
-		keep.n += cp.pend.n;
-		free(cp.pend.v);
-		cp.pend = keep;
-	} else if (!cp.pend.v) {
-		cp.pend = (struct pending_vec){keep.v, 0, keep.cap};
-	} else {
-		free(keep.v);
+		if (atomic_load_explicit(&s->seq, memory_order_acquire) != head + 1)
+			break;
+		if (s->p.ready_ns <= now)
+			deliver_or_drop(&s->p.r);
+		else
+			keep(&s->p);
+		atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
+		atomic_store_explicit(&cp.ring_head, head + 1, memory_order_release);
 	}
-	pthread_mutex_unlock(&cp.pend_lock);
+done:
 	if (cp.buf && cp.buf_records)
 		complete_buffer();
 }
@@ -329,11 +383,14 @@ static void atfork_child(void)
 	cp.worker_running = false;
 	pthread_mutex_init(&cp.worker_lock, NULL);
 	pthread_mutex_init(&cp.flush_lock, NULL);
-	pthread_mutex_init(&cp.pend_lock, NULL);
 	pthread_cond_init(&cp.worker_cond, NULL);
 	pthread_cond_init(&cp.done_cond, NULL);
 	cp.flush_requested = cp.flush_done = 0;
-	cp.pend = (struct pending_vec){0};
+	/* The parent's unread records stay behind head; slots hold only older positions. */
+	atomic_store(&cp.ring_head, atomic_load(&cp.ring_tail));
+	ring_head_seen = atomic_load(&cp.ring_tail);
+	atomic_store(&cp.last_ready_ns, 0);
+	cp.kept_n = 0;
 	cp.buf = NULL;
 	atomic_store(&cp.dropped, 0);
 }
@@ -628,6 +685,11 @@ static const struct gw_sim_hooks hooks = {
 
 static void install_hooks(void)
 {
+	/* Pages are touched as records first reach them, as CUPTI fills its buffers. */
+	void *ring = mmap(NULL, RING_SLOTS * sizeof(struct slot), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	cp.ring = ring == MAP_FAILED ? NULL : ring;
 	pthread_atfork(NULL, NULL, atfork_child);
 	gw_sim_set_hooks(&hooks);
 }
