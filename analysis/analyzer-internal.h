@@ -132,6 +132,8 @@ struct gw_analyzer {
 	struct gw_vec mevs;	 /* struct gw_mev */
 	struct gw_vec sync_apis; /* uint32_t: apis that may wait (sync or copy), in add order */
 	bool apis_resorted;	 /* sorting moved the apis: sync_apis is stale */
+	bool apis_unsorted;	 /* an api arrived out of (trace, corr) order */
+	bool ops_unsorted;	 /* an op arrived out of (dev, start) order */
 	uint32_t *op_api;	 /* per op: index into apis, UINT32_MAX none */
 	float *op_fill;
 

@@ -220,6 +220,10 @@ static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t devi
 	op->stream = clamp32(stream);
 	op->dev = (uint16_t)di;
 	op->kind = (uint8_t)kind;
+	/* Noted while the previous op is still in cache: finish then skips a pass over all. */
+	if (a->ops.len > 1 &&
+	    (op[-1].dev > op->dev || (op[-1].dev == op->dev && op[-1].start_ns > op->start_ns)))
+		a->ops_unsorted = true;
 	return 0;
 }
 
@@ -264,6 +268,9 @@ static int add_api(struct gw_analyzer *a, unsigned trace, const struct gw_rec_ap
 	p->device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device;
 	p->category = (uint8_t)r->category;
 	p->sync_kind = r->sync_kind > GW_SYNC_IMPLICIT ? GW_SYNC_EXPLICIT : (uint8_t)r->sync_kind;
+	if (a->apis.len > 1 &&
+	    (p[-1].trace > p->trace || (p[-1].trace == p->trace && p[-1].corr > p->corr)))
+		a->apis_unsorted = true;
 	return 0;
 }
 
@@ -521,29 +528,6 @@ static int cmp_mev(const void *x, const void *y, void *ctx)
 	return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
 }
 
-/* Traces usually arrive in order: an inline check is much cheaper than the sort's. */
-static bool apis_sorted(const struct gw_analyzer *a)
-{
-	const struct gw_api *v = a->apis.data;
-
-	for (size_t i = 1; i < a->apis.len; i++)
-		if (v[i].trace < v[i - 1].trace ||
-		    (v[i].trace == v[i - 1].trace && v[i].corr < v[i - 1].corr))
-			return false;
-	return true;
-}
-
-static bool ops_sorted(const struct gw_analyzer *a)
-{
-	const struct gw_op *v = a->ops.data;
-
-	for (size_t i = 1; i < a->ops.len; i++)
-		if (v[i].dev < v[i - 1].dev ||
-		    (v[i].dev == v[i - 1].dev && v[i].start_ns < v[i - 1].start_ns))
-			return false;
-	return true;
-}
-
 static uint32_t find_api(const struct gw_analyzer *a, uint16_t trace, uint64_t corr, size_t *hint)
 {
 	const struct gw_api *v = a->apis.data;
@@ -590,6 +574,26 @@ static uint8_t name_class(struct gw_analyzer *a, unsigned trace, uint32_t id, bo
 	return c;
 }
 
+/* Loops cycle through a few names: the classes of the last 64 are remembered. */
+struct gw_class_cache {
+	uint64_t key; /* (trace << 32 | name) + 1; 0 empty */
+	uint8_t cls;
+	bool ok;
+};
+
+static struct gw_class_cache *class_of(struct gw_analyzer *a, struct gw_class_cache *cache,
+				       unsigned trace, uint32_t name)
+{
+	uint64_t key = ((uint64_t)trace << 32 | name) + 1;
+	struct gw_class_cache *c = &cache[(name * 0x9E3779B1u) >> 26];
+
+	if (c->key != key) {
+		c->key = key;
+		c->cls = name_class(a, trace, name, &c->ok);
+	}
+	return c;
+}
+
 /* Loops repeat a few launch shapes: the fills of the last 64 are remembered. */
 struct gw_fill_cache {
 	const struct gw_dev_st *d;
@@ -625,15 +629,12 @@ static int join_and_sort(struct gw_analyzer *a)
 	struct gw_dev_st *devs = a->devs.data;
 	size_t hint = 0;
 	struct gw_fill_cache fill_cache[64] = {0};
-	uint32_t last_name = UINT32_MAX;
-	unsigned last_trace = UINT32_MAX;
-	uint8_t last_cls = 0;
-	bool last_ok = false;
+	struct gw_class_cache class_cache[64] = {0};
 
-	a->apis_resorted = !apis_sorted(a);
+	a->apis_resorted = a->apis_unsorted;
 	if ((a->apis_resorted &&
 	     gw_sort_r(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api, NULL) < 0) ||
-	    (!ops_sorted(a) &&
+	    (a->ops_unsorted &&
 	     gw_sort_r(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op, NULL) < 0) ||
 	    gw_sort_r(a->mevs.data, a->mevs.len, sizeof(struct gw_mev), cmp_mev, NULL) < 0)
 		return -ENOMEM;
@@ -643,6 +644,8 @@ static int join_and_sort(struct gw_analyzer *a)
 	a->op_fill = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_fill));
 	if (!a->op_api || !a->op_fill)
 		return -ENOMEM;
+	gw_advise_huge(a->op_api, a->ops.len * sizeof(*a->op_api));
+	gw_advise_huge(a->op_fill, a->ops.len * sizeof(*a->op_fill));
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
 		devs[i].r.start_ns = UINT64_MAX;
@@ -664,14 +667,11 @@ static int join_and_sort(struct gw_analyzer *a)
 		a->op_api[i] = ai;
 		a->op_fill[i] = 0;
 		if (op->kind == GW_OP_KERNEL) {
-			/* Loops repeat a few names: the last lookup usually answers. */
-			if (op->name_id != last_name || d->r.trace != last_trace) {
-				last_cls = name_class(a, d->r.trace, op->name_id, &last_ok);
-				last_name = op->name_id;
-				last_trace = d->r.trace;
-			}
+			struct gw_class_cache *cc =
+				class_of(a, class_cache, d->r.trace, op->name_id);
+
 			a->op_fill[i] = op_fill(fill_cache, d, op);
-			op->cls = last_cls;
+			op->cls = cc->cls;
 			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
 				op->flags |= GW_OPF_TINY;
 			if (d->first_stream == UINT32_MAX)
@@ -679,7 +679,7 @@ static int join_and_sort(struct gw_analyzer *a)
 			else if (op->stream != d->first_stream)
 				d->streams = true;
 			a->kernel_ns += op->end_ns - op->start_ns;
-			if (!last_ok)
+			if (!cc->ok)
 				a->unclassified_ns += op->end_ns - op->start_ns;
 		} else if (op->kind == GW_OP_MEMCPY && (op->flags & GW_OPF_PAGEABLE) &&
 			   ai != UINT32_MAX && apis[ai].sync_kind == GW_SYNC_NONE) {

@@ -267,47 +267,69 @@ static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, ui
 	return 0;
 }
 
-/* Per-stream passes over one device's kernels: chains and fusion candidates. */
+/* The open chain segment and tiny run of a per-stream pass; SIZE_MAX when none is open. */
+struct gw_runs {
+	size_t chain, tiny;
+};
+
+/* Position i of idx (or the end, i == m): closes the runs it ends, opens those it starts. */
+static int runs_step(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops,
+		     const float *fill, const uint32_t *idx, size_t i, size_t m, struct gw_runs *st)
+{
+	const struct gw_op *o = i < m ? &ops[idx[i]] : NULL;
+	bool fresh_stream = !o || (i && o->stream != ops[idx[i - 1]].stream);
+	bool cand = o && fill[idx[i]] < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
+	bool tiny = o && (o->flags & GW_OPF_TINY);
+	int r;
+
+	if (st->chain != SIZE_MAX && (!cand || fresh_stream)) {
+		mark_chain_segment(ops, idx, st->chain, i);
+		st->chain = SIZE_MAX;
+	}
+	if (cand && st->chain == SIZE_MAX)
+		st->chain = i;
+	if (st->tiny != SIZE_MAX && (!tiny || fresh_stream)) {
+		if ((r = fusion_run(a, d->r.trace, ops, idx, st->tiny, i)) < 0)
+			return r;
+		st->tiny = SIZE_MAX;
+	}
+	if (tiny && st->tiny == SIZE_MAX)
+		st->tiny = i;
+	return 0;
+}
+
+/* Per-stream passes over one device's kernels: chains (maximal runs of under-filled,
+ * non-overlapped kernels of one stream) and fusion candidates (runs of tiny kernels of one
+ * stream), both found in one walk. */
 static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
 			 uint32_t *idx, bool streams)
 {
 	const float *fill = a->op_fill + d->op_begin;
+	struct gw_runs st = {SIZE_MAX, SIZE_MAX};
 	size_t m = 0;
 	int r;
 
+	if (!streams) {
+		/* One stream: start order is already (stream, start) order, and the walk builds
+		 * the kernel index as it goes (runs only look back). */
+		for (size_t i = 0; i < n; i++) {
+			if (ops[i].kind != GW_OP_KERNEL)
+				continue;
+			idx[m] = (uint32_t)i;
+			if ((r = runs_step(a, d, ops, fill, idx, m, SIZE_MAX, &st)) < 0)
+				return r;
+			m++;
+		}
+		return runs_step(a, d, ops, fill, idx, m, m, &st);
+	}
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].kind == GW_OP_KERNEL)
 			idx[m++] = (uint32_t)i;
-	/* With one stream, start order is already (stream, start) order. */
-	if (streams && gw_sort_r(idx, m, sizeof(*idx), cmp_stream_idx, ops) < 0)
+	if (gw_sort_r(idx, m, sizeof(*idx), cmp_stream_idx, ops) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-
-		if (fill[idx[i]] >= GW_CHAIN_MAX_FILL || (ops[idx[i]].flags & GW_OPF_OVERLAP)) {
-			i++;
-			continue;
-		}
-		while (j < m && ops[idx[j]].stream == ops[idx[i]].stream &&
-		       fill[idx[j]] < GW_CHAIN_MAX_FILL && !(ops[idx[j]].flags & GW_OPF_OVERLAP))
-			j++;
-		mark_chain_segment(ops, idx, i, j);
-		i = j;
-	}
-	for (size_t i = 0; i < m;) {
-		size_t j = i;
-
-		if (!(ops[idx[i]].flags & GW_OPF_TINY)) {
-			i++;
-			continue;
-		}
-		while (j < m && ops[idx[j]].stream == ops[idx[i]].stream &&
-		       (ops[idx[j]].flags & GW_OPF_TINY))
-			j++;
-		if ((r = fusion_run(a, d->r.trace, ops, idx, i, j)) < 0)
+	for (size_t i = 0; i <= m; i++)
+		if ((r = runs_step(a, d, ops, fill, idx, i, m, &st)) < 0)
 			return r;
-		i = j;
-	}
 	return 0;
 }
 
@@ -666,6 +688,7 @@ int gw_attribute(struct gw_analyzer *a)
 		r = -ENOMEM;
 		goto out;
 	}
+	gw_advise_huge(idx, a->ops.len * sizeof(*idx));
 	for (size_t d = 0; d < a->devs.len; d++) {
 		struct gw_dev_st *dv = &devs[d];
 		struct gw_sync_ev *ev = evs.data;
