@@ -250,23 +250,23 @@ struct call_stack {
 
 static __thread struct call_stack calls;
 
-static uint32_t device_of(CUcontext ctx)
+static uint32_t device_of(struct call_stack *cs, CUcontext ctx)
 {
 	uint32_t dev = 0;
 
 	if (!ctx)
 		return 0;
-	if (ctx == calls.context)
-		return calls.device;
+	if (ctx == cs->context)
+		return cs->device;
 	if (gw_cupti.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
 		dev = 0;
-	calls.context = ctx;
-	calls.device = dev;
+	cs->context = ctx;
+	cs->device = dev;
 	return dev;
 }
 
-static void record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const struct api_info *info,
-		   const CUpti_CallbackData *cb, uint64_t start_ns)
+static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+		   const struct api_info *info, const CUpti_CallbackData *cb, uint64_t start_ns)
 {
 	struct gw_rec_api r = {
 		.start_ns = start_ns,
@@ -282,20 +282,21 @@ static void record(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const str
 		      info->category == GW_API_FREE);
 
 	r.tid = gw_thread_id();
-	r.name_id =
-		gw_intern_string(GW_STRING_API, cb->functionName ? cb->functionName : info->name);
+	/* CUPTI's function names are constants of the library, as are the table's. */
+	r.name_id = gw_intern_string_static(GW_STRING_API,
+					    cb->functionName ? cb->functionName : info->name);
 	if (cb->functionReturnValue)
 		r.status = domain == CUPTI_CB_DOMAIN_RUNTIME_API
 				   ? (uint64_t) * (const cudaError_t *)cb->functionReturnValue
 				   : (uint64_t) * (const CUresult *)cb->functionReturnValue;
-	r.device = device_of(cb->context);
+	r.device = device_of(cs, cb->context);
 	read_args(&r, domain, cbid, cb->functionParams);
 	if (info->category == GW_API_LAUNCH) {
 		uint32_t n;
 
 		r.kernel_name_id = gw_intern_string(GW_STRING_KERNEL, cb->symbolName);
 		n = r.kernel_name_id ? gw_intern_count_launch(r.kernel_name_id)
-				     : ++calls.anonymous_launches;
+				     : ++cs->anonymous_launches;
 		stack = stack || (gw_stacks_enabled() && gw_stack_sample_launch(n));
 	}
 	if (stack)
@@ -325,6 +326,7 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 				   CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
+	struct call_stack *cs = &calls; /* one TLS lookup: this library's TLS is dynamic */
 	const struct api_info *info;
 	bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 
@@ -334,7 +336,7 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 			return;
 		info = &runtime_info[cbid];
 	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		if (calls.runtime_depth || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+		if (cs->runtime_depth || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
 			return;
 		info = &driver_info[cbid];
 	} else {
@@ -344,18 +346,18 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 
 	if (cb->callbackSite == CUPTI_API_ENTER) {
-		if (calls.depth < MAX_NESTING)
-			calls.start_ns[calls.depth] = gw_now_ns();
-		calls.depth++;
-		calls.runtime_depth += runtime;
+		if (cs->depth < MAX_NESTING)
+			cs->start_ns[cs->depth] = gw_now_ns();
+		cs->depth++;
+		cs->runtime_depth += runtime;
 		return;
 	}
 	/* An exit whose enter came before the subscription has nothing to pair with. */
-	if (!calls.depth || (runtime && !calls.runtime_depth))
+	if (!cs->depth || (runtime && !cs->runtime_depth))
 		return;
-	calls.depth--;
-	calls.runtime_depth -= runtime;
+	cs->depth--;
+	cs->runtime_depth -= runtime;
 	if (gw_capturing())
-		record(domain, cbid, info, cb,
-		       calls.depth < MAX_NESTING ? calls.start_ns[calls.depth] : gw_now_ns());
+		record(cs, domain, cbid, info, cb,
+		       cs->depth < MAX_NESTING ? cs->start_ns[cs->depth] : gw_now_ns());
 }

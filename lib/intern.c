@@ -129,7 +129,9 @@ static const char *arena_copy(unsigned kind, const char *text, size_t len)
 	return dst + 1;
 }
 
-uint64_t gw_intern_string(unsigned kind, const char *text)
+/* confirm: compare the text of a cache hit with the interned copy (the address may have been
+ * reused for another string since). */
+static inline uint64_t intern_string(unsigned kind, const char *text, bool confirm)
 {
 	uint64_t key, id, entry;
 	_Atomic uint64_t *slot;
@@ -145,7 +147,8 @@ uint64_t gw_intern_string(unsigned kind, const char *text)
 		id = entry & 0xffff;
 		interned = atomic_load_explicit(&string_text[id], memory_order_acquire);
 		/* The kind is the byte before the interned text. */
-		if (interned && (unsigned char)interned[-1] == kind && !strcmp(text, interned))
+		if (interned && (unsigned char)interned[-1] == kind &&
+		    (!confirm || !strcmp(text, interned)))
 			return id + 1;
 	}
 
@@ -168,6 +171,16 @@ uint64_t gw_intern_string(unsigned kind, const char *text)
 	atomic_store_explicit(slot, ((uint64_t)(uintptr_t)text << 16) | (id - 1),
 			      memory_order_relaxed);
 	return id;
+}
+
+uint64_t gw_intern_string(unsigned kind, const char *text)
+{
+	return intern_string(kind, text, true);
+}
+
+uint64_t gw_intern_string_static(unsigned kind, const char *text)
+{
+	return intern_string(kind, text, false);
 }
 
 uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
@@ -197,7 +210,12 @@ uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
 
 uint32_t gw_intern_count_launch(uint64_t name_id)
 {
+	uint32_t n;
+
 	if (!name_id || name_id > STRING_SLOTS)
 		return 0;
-	return atomic_fetch_add_explicit(&launch_counts[name_id - 1], 1, memory_order_relaxed) + 1;
+	/* Not a read-modify-write: an increment lost to a race only moves a sample. */
+	n = atomic_load_explicit(&launch_counts[name_id - 1], memory_order_relaxed) + 1;
+	atomic_store_explicit(&launch_counts[name_id - 1], n, memory_order_relaxed);
+	return n;
 }

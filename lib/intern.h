@@ -27,6 +27,12 @@ void gw_intern_reset(void);
 uint64_t gw_intern_string(unsigned kind, const char *text);
 
 /*
+ * Same, for text that keeps its address and its contents for the life of the process (CUPTI's
+ * function names, string literals): a repeated call skips comparing the text.
+ */
+uint64_t gw_intern_string_static(unsigned kind, const char *text);
+
+/*
  * The id of the stack ips[0..depth) (innermost first), emitting a GW_REC_STACK record the first
  * time. Stacks are identified by a 64-bit hash of their addresses. 0 when depth is 0 or the
  * table is full. Any thread, lock-free, no allocation.
@@ -35,7 +41,7 @@ uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth);
 
 /*
  * How many times a kernel name id was launched, this launch included (for launch sampling).
- * 0 for ids beyond the table.
+ * 0 for ids beyond the table. Threads launching the same kernel at once may lose a count.
  */
 uint32_t gw_intern_count_launch(uint64_t name_id);
 

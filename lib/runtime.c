@@ -80,18 +80,18 @@ static void say(const char *fmt, ...)
 static void load_config(void)
 {
 	const char *invalid = NULL;
+	int r;
 
 	if (config_loaded)
 		return;
 	config_loaded = true;
-	if (gw_config_from_env(&config, &invalid) < 0)
+	r = gw_config_from_env(&config, &invalid);
+	gw_stacks_on = config.stacks;
+	if (r < 0)
 		say("ignoring invalid %s=%s", invalid, getenv(invalid));
 }
 
-bool gw_stacks_enabled(void)
-{
-	return config.stacks;
-}
+bool gw_stacks_on;
 
 uint64_t gw_thread_id(void)
 {

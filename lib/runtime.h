@@ -19,8 +19,13 @@ static inline bool gw_capturing(void)
 	return atomic_load_explicit(&gw_capture_on, memory_order_relaxed) || gw_runtime_wake();
 }
 
-/* GPUWHY_STACKS. */
-bool gw_stacks_enabled(void);
+/* GPUWHY_STACKS, once the settings were read. Read with gw_stacks_enabled(). */
+extern bool gw_stacks_on;
+
+static inline bool gw_stacks_enabled(void)
+{
+	return gw_stacks_on;
+}
 
 /* The calling thread's kernel tid; emits a GW_REC_THREAD record the first time per thread. */
 uint64_t gw_thread_id(void);
