@@ -134,6 +134,7 @@ struct gw_analyzer {
 	bool apis_resorted;	 /* sorting moved the apis: sync_apis is stale */
 	bool apis_unsorted;	 /* an api arrived out of (trace, corr) order */
 	bool ops_unsorted;	 /* an op arrived out of (dev, start) order */
+	bool sync_outside;	 /* the join made a call wait that is not in sync_apis */
 	uint32_t *op_api;	 /* per op: index into apis, UINT32_MAX none */
 	float *op_fill;
 

@@ -227,9 +227,9 @@ static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t devi
 	return 0;
 }
 
-static int add_api(struct gw_analyzer *a, unsigned trace, const struct gw_rec_api *r)
+static int add_api(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		   const struct gw_rec_api *r)
 {
-	struct gw_trace_st *t = gw_an_trace(a, trace);
 	struct gw_api *p;
 
 	switch (r->category) {
@@ -274,9 +274,9 @@ static int add_api(struct gw_analyzer *a, unsigned trace, const struct gw_rec_ap
 	return 0;
 }
 
-static int add_memory(struct gw_analyzer *a, unsigned trace, const struct gw_rec_memory *r)
+static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		      const struct gw_rec_memory *r)
 {
-	struct gw_trace_st *t = gw_an_trace(a, trace);
 	struct gw_mev *m;
 
 	if (r->op == GW_MEMORY_ALLOC)
@@ -369,7 +369,7 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	}
 	case GW_REC_API:
-		r = add_api(a, ti, &rec->api);
+		r = add_api(a, t, ti, &rec->api);
 		break;
 	case GW_REC_KERNEL: {
 		const struct gw_rec_kernel *k = &rec->kernel;
@@ -411,7 +411,7 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	}
 	case GW_REC_MEMORY:
-		r = add_memory(a, ti, &rec->memory);
+		r = add_memory(a, t, ti, &rec->memory);
 		break;
 	case GW_REC_DROPS:
 		t->drops_sum += rec->drops.count;
@@ -685,6 +685,8 @@ static int join_and_sort(struct gw_analyzer *a)
 			   ai != UINT32_MAX && apis[ai].sync_kind == GW_SYNC_NONE) {
 			/* An async copy from or to pageable memory waits for the host staging. */
 			apis[ai].sync_kind = GW_SYNC_COPY;
+			if (apis[ai].category != GW_API_MEMCPY)
+				a->sync_outside = true; /* not among the candidates */
 		}
 	}
 	return 0;
@@ -1069,12 +1071,21 @@ static int build_results(struct gw_analyzer *a)
 	double filled = 0, active = 0;
 	int r;
 
-	for (size_t i = 0; i < a->apis.len; i++)
+	/* Every api that may wait is a candidate, unless sorting moved them or the join made a
+	 * non-copy call wait. */
+	bool all = a->apis_resorted || a->sync_outside;
+	const uint32_t *cand = a->sync_apis.data;
+	size_t n = all ? a->apis.len : a->sync_apis.len;
+
+	for (size_t c = 0; c < n; c++) {
+		size_t i = all ? c : cand[c];
+
 		if (apis[i].sync_kind != GW_SYNC_NONE) {
 			gw_an_trace(a, apis[i].trace)->info.counts.host_syncs++;
 			gw_an_trace(a, apis[i].trace)
 				->info.counts.syncs_by_kind[apis[i].sync_kind & 3]++;
 		}
+	}
 
 	res->n_devices = (unsigned)a->devs.len;
 	res->devices = calloc(res->n_devices + 1u, sizeof(*res->devices));

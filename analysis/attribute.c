@@ -49,6 +49,7 @@ struct gw_sweep {
 	int64_t owner; /* sync site holding the debt, -1 none */
 	bool owner_fresh;
 	uint64_t last_gap_end, last_gap_len;
+	double sm_ns[GW_BUCKET_COUNT]; /* d->r.sm_ns while the sweep runs (no aliasing) */
 	struct gw_name_cache tiny_cache, kstat_cache;
 };
 
@@ -159,35 +160,50 @@ static void mark_chain_segment(struct gw_op *ops, const uint32_t *idx, size_t s,
 	}
 }
 
-static int fusion_add(struct gw_analyzer *a, unsigned trace, const struct gw_op *ops,
-		      const uint32_t *idx, size_t s, unsigned len, unsigned period, uint64_t occ,
-		      const uint32_t *op_api)
+/* A direct-mapped cache in front of fusion_map, keyed as the map is: the same few sequences
+ * recur every iteration. */
+struct gw_fusion_cache {
+	uint64_t k1[64], k2[64];
+	uint32_t idx[64]; /* index into a->fusion + 1; 0 empty */
+};
+
+static int fusion_add(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
+		      const struct gw_op *ops, const uint32_t *idx, size_t s, unsigned len,
+		      unsigned period, uint64_t occ, const uint32_t *op_api)
 {
 	uint64_t h1 = 1469598103934665603ull, h2 = period;
 	struct gw_fusion_acc *f;
 	uint64_t *v;
+	unsigned ci;
 	bool fresh;
 
 	for (unsigned k = 0; k < period; k++) {
 		h1 = (h1 ^ ops[idx[s + k]].name_id) * 1099511628211ull;
 		h2 = h2 * 31 + ops[idx[s + k]].name_id;
 	}
-	v = gw_hmap_get(&a->fusion_map, h1 ^ trace, h2, &fresh);
-	if (!v)
-		return -ENOMEM;
-	if (fresh) {
-		f = gw_vec_push(&a->fusion, sizeof(*f));
-		if (!f)
+	ci = (unsigned)(((h1 ^ trace) * 0x9E3779B97F4A7C15ull ^ h2) >> 58);
+	if (!fc->idx[ci] || fc->k1[ci] != (h1 ^ trace) || fc->k2[ci] != h2) {
+		v = gw_hmap_get(&a->fusion_map, h1 ^ trace, h2, &fresh);
+		if (!v)
 			return -ENOMEM;
-		f->trace = (uint16_t)trace;
-		f->n = (uint8_t)period;
-		for (unsigned k = 0; k < period; k++)
-			f->names[k] = ops[idx[s + k]].name_id;
-		if (op_api[idx[s]] != UINT32_MAX)
-			f->stack_id = ((struct gw_api *)a->apis.data)[op_api[idx[s]]].stack_id;
-		*v = a->fusion.len;
+		if (fresh) {
+			f = gw_vec_push(&a->fusion, sizeof(*f));
+			if (!f)
+				return -ENOMEM;
+			f->trace = (uint16_t)trace;
+			f->n = (uint8_t)period;
+			for (unsigned k = 0; k < period; k++)
+				f->names[k] = ops[idx[s + k]].name_id;
+			if (op_api[idx[s]] != UINT32_MAX)
+				f->stack_id =
+					((struct gw_api *)a->apis.data)[op_api[idx[s]]].stack_id;
+			*v = a->fusion.len;
+		}
+		fc->k1[ci] = h1 ^ trace;
+		fc->k2[ci] = h2;
+		fc->idx[ci] = (uint32_t)*v;
 	}
-	f = &((struct gw_fusion_acc *)a->fusion.data)[*v - 1];
+	f = &((struct gw_fusion_acc *)a->fusion.data)[fc->idx[ci] - 1];
 	f->occurrences += occ;
 	for (unsigned k = 0; k < len; k++) {
 		const struct gw_op *o = &ops[idx[s + k]];
@@ -201,8 +217,8 @@ static int fusion_add(struct gw_analyzer *a, unsigned trace, const struct gw_op 
 }
 
 /* Fusion candidates in one stream's run of consecutive tiny kernels idx[s..e). */
-static int fusion_run(struct gw_analyzer *a, unsigned trace, const struct gw_op *ops,
-		      const uint32_t *idx, size_t s, size_t e)
+static int fusion_run(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
+		      const struct gw_op *ops, const uint32_t *idx, size_t s, size_t e)
 {
 	size_t len = e - s;
 
@@ -219,11 +235,11 @@ static int fusion_run(struct gw_analyzer *a, unsigned trace, const struct gw_op 
 		/* Period p: one kernel repeated is fused in pairs at least. */
 		unsigned q = p == 1 ? 2 : p;
 
-		return fusion_add(a, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q,
+		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q,
 				  a->op_api);
 	}
 	if (len <= GW_FUSION_MAX)
-		return fusion_add(a, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1,
+		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1,
 				  a->op_api);
 	return 0;
 }
@@ -270,6 +286,7 @@ static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, ui
 /* The open chain segment and tiny run of a per-stream pass; SIZE_MAX when none is open. */
 struct gw_runs {
 	size_t chain, tiny;
+	struct gw_fusion_cache fc;
 };
 
 /* Position i of idx (or the end, i == m): closes the runs it ends, opens those it starts. */
@@ -289,7 +306,7 @@ static int runs_step(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *o
 	if (cand && st->chain == SIZE_MAX)
 		st->chain = i;
 	if (st->tiny != SIZE_MAX && (!tiny || fresh_stream)) {
-		if ((r = fusion_run(a, d->r.trace, ops, idx, st->tiny, i)) < 0)
+		if ((r = fusion_run(a, &st->fc, d->r.trace, ops, idx, st->tiny, i)) < 0)
 			return r;
 		st->tiny = SIZE_MAX;
 	}
@@ -305,7 +322,7 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 			 uint32_t *idx, bool streams)
 {
 	const float *fill = a->op_fill + d->op_begin;
-	struct gw_runs st = {SIZE_MAX, SIZE_MAX};
+	struct gw_runs st = {.chain = SIZE_MAX, .tiny = SIZE_MAX};
 	size_t m = 0;
 	int r;
 
@@ -370,7 +387,7 @@ static int gap_piece(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket)
 
 	if (t1 <= t0)
 		return 0;
-	w->d->r.sm_ns[bucket] += (double)(t1 - t0) * w->sms;
+	w->sm_ns[bucket] += (double)(t1 - t0) * w->sms;
 	bins_add(w, t0, t1, NULL, bucket, 0, false);
 	if (!w->a->opt.keep_gaps)
 		return 0;
@@ -518,7 +535,10 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct gw_heap *h)
 {
 	const float *fill = w->a->op_fill + w->d->op_begin;
+	const double sms = w->sms;
 	double cls_fill[GW_BUCKET_COUNT] = {0};
+	double fill_sm_ns = w->d->fill_sm_ns;
+	uint64_t kernel_active_ns = w->d->r.kernel_active_ns;
 	unsigned nk = 0, ncp = 0, nchain = 0;
 	uint64_t t = ops[0].start_ns;
 	size_t i = 0;
@@ -526,6 +546,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 
 	h->n = 0;
 	w->owner = -1;
+	memcpy(w->sm_ns, w->d->r.sm_ns, sizeof(w->sm_ns));
 	/* Syncs before the first operation, with nothing queued, waited for nothing. */
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < ops[0].start_ns) {
 		uint32_t ai = w->a->op_api[w->d->op_begin];
@@ -551,28 +572,30 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 					GW_BUCKET_LOW_INTENSITY, GW_BUCKET_COMMUNICATION};
 				int ub =
 					nchain ? GW_BUCKET_DEPENDENCY_CHAIN : GW_BUCKET_SMALL_BATCH;
-				double sum = 0, f, k;
+				double sum = 0, f, k, dk, dts = dt * sms;
 
-				/* Kernel classes are these four buckets only. */
+				/* Kernel classes are these four buckets only. The products keep
+				 * the order of the formula's factors: dt * k * share. */
 				for (int c = 0; c < 4; c++)
 					sum += cls_fill[cls[c]];
 				f = sum < 1 ? sum : 1;
-				k = sum > 0 ? w->sms * f / sum : 0;
+				k = sum > 0 ? sms * f / sum : 0;
+				dk = dt * k;
 				for (int c = 0; c < 4; c++)
-					w->d->r.sm_ns[cls[c]] += dt * k * cls_fill[cls[c]];
-				w->d->r.sm_ns[ub] += dt * w->sms * (1 - f);
+					w->sm_ns[cls[c]] += dk * cls_fill[cls[c]];
+				w->sm_ns[ub] += dts * (1 - f);
 				if (w->res->n_bins) {
 					double rate[GW_BUCKET_COUNT] = {0};
 
 					for (int c = 0; c < 4; c++)
 						rate[cls[c]] = k * cls_fill[cls[c]];
-					rate[ub] += w->sms * (1 - f);
+					rate[ub] += sms * (1 - f);
 					bins_add(w, t, tn, rate, 0, f, true);
 				}
-				w->d->fill_sm_ns += dt * w->sms * f;
-				w->d->r.kernel_active_ns += tn - t;
+				fill_sm_ns += dts * f;
+				kernel_active_ns += tn - t;
 			} else if (ncp) {
-				w->d->r.sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * w->sms;
+				w->sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * sms;
 				bins_add(w, t, tn, NULL, GW_BUCKET_DATA_TRANSFER, 0, false);
 			} else if ((r = gap(w, ops, i, t, tn)) < 0) {
 				return r;
@@ -613,6 +636,9 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			heap_push(h, ops, (uint32_t)i++);
 		}
 	}
+	memcpy(w->d->r.sm_ns, w->sm_ns, sizeof(w->sm_ns));
+	w->d->fill_sm_ns = fill_sm_ns;
+	w->d->r.kernel_active_ns = kernel_active_ns;
 	/* Syncs still waiting when the device finished its last operation. */
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= w->d->r.end_ns)
 		sync_resolve(w, &w->syncs[w->si++], w->d->r.end_ns);
