@@ -16,7 +16,7 @@
 #define FLUSH_PERIOD_NS	      (100 * 1000000ull)
 /* Records between an operation and its delivery wait in a ring that producers fill without a
  * lock, as CUPTI's per-context buffers are; the worker is woken early once it is half full. */
-#define RING_SLOTS	      16384u
+#define RING_SLOTS	      8192u
 #define RING_WAKE_CHECK	      1024u /* producers look at the fill every this many records */
 #define RING_FULL_PATIENCE_NS (1000 * 1000000ull) /* a full ring whose reader is stuck drops */
 #define EXT_STACK_DEPTH	      32
@@ -95,7 +95,6 @@ static struct {
 static __thread uint64_t ext_stack[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE][EXT_STACK_DEPTH];
 static __thread unsigned int ext_depth[CUPTI_EXTERNAL_CORRELATION_KIND_SIZE];
 static __thread bool in_flush;
-static __thread uint64_t ring_head_seen; /* a producer's last look at ring_head */
 
 static void ensure_hooks(void);
 
@@ -152,35 +151,37 @@ static bool wait_for_room(uint64_t pos)
 			waited = 0;
 		}
 	}
-	ring_head_seen = head;
 	return true;
 }
 
-static void push(const union record *r, uint64_t ready_ns)
+/* Claims the next slot for a record, which the caller fills and publishes; NULL (the record
+ * counted as dropped) when there is none. */
+static struct slot *claim(uint64_t *ret_pos)
 {
-	uint64_t pos = atomic_load_explicit(&cp.ring_tail, memory_order_relaxed), last;
-	struct slot *s;
+	uint64_t pos = atomic_load_explicit(&cp.ring_tail, memory_order_relaxed);
 
-	if (!cp.ring) {
-		atomic_fetch_add(&cp.dropped, 1);
-		return;
-	}
+	if (!cp.ring)
+		goto drop;
 	do {
-		if (pos - ring_head_seen >= RING_SLOTS) {
-			ring_head_seen = atomic_load_explicit(&cp.ring_head, memory_order_acquire);
-			if (pos - ring_head_seen >= RING_SLOTS && !wait_for_room(pos)) {
-				atomic_fetch_add(&cp.dropped, 1);
-				return;
-			}
-		}
+		if (pos - atomic_load_explicit(&cp.ring_head, memory_order_acquire) >= RING_SLOTS &&
+		    !wait_for_room(pos))
+			goto drop;
 	} while (!atomic_compare_exchange_weak_explicit(
 		&cp.ring_tail, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed));
-	s = &cp.ring[pos % RING_SLOTS];
-	s->p.ready_ns = ready_ns;
-	memcpy(&s->p.r, r, record_size(r->base.kind));
-	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+	*ret_pos = pos;
+	return &cp.ring[pos % RING_SLOTS];
+drop:
+	atomic_fetch_add(&cp.dropped, 1);
+	return NULL;
+}
 
-	last = atomic_load_explicit(&cp.last_ready_ns, memory_order_relaxed);
+/* Hands a filled slot to the flusher: deliverable once the clock reaches ready_ns. */
+static void publish(struct slot *s, uint64_t pos, uint64_t ready_ns)
+{
+	uint64_t last = atomic_load_explicit(&cp.last_ready_ns, memory_order_relaxed);
+
+	s->p.ready_ns = ready_ns;
+	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
 	while (ready_ns > last &&
 	       !atomic_compare_exchange_weak_explicit(&cp.last_ready_ns, &last, ready_ns,
 						      memory_order_relaxed, memory_order_relaxed))
@@ -188,6 +189,17 @@ static void push(const union record *r, uint64_t ready_ns)
 	if ((pos + 1) % RING_WAKE_CHECK == 0 &&
 	    pos + 1 - atomic_load_explicit(&cp.ring_head, memory_order_relaxed) >= RING_SLOTS / 2)
 		wake_worker();
+}
+
+static void push(const union record *r, uint64_t ready_ns)
+{
+	uint64_t pos;
+	struct slot *s = claim(&pos);
+
+	if (!s)
+		return;
+	memcpy(&s->p.r, r, record_size(r->base.kind));
+	publish(s, pos, ready_ns);
 }
 
 /* When the last pending record's operation ends (delivered ones have ended already). */
@@ -388,7 +400,6 @@ static void atfork_child(void)
 	cp.flush_requested = cp.flush_done = 0;
 	/* The parent's unread records stay behind head; slots hold only older positions. */
 	atomic_store(&cp.ring_head, atomic_load(&cp.ring_tail));
-	ring_head_seen = atomic_load(&cp.ring_tail);
 	atomic_store(&cp.last_ready_ns, 0);
 	cp.kept_n = 0;
 	cp.buf = NULL;
@@ -499,16 +510,34 @@ static void hk_api_exit(struct gw_sim_api *a)
 	}
 }
 
-static void hk_op(const struct gw_sim_op *op)
+/* Whether an operation makes a record (a kernel one of the kind enabled). */
+static bool op_recorded(const struct gw_sim_op *op)
 {
-	union record r = {0};
-
 	switch (op->kind) {
 	case GW_SIM_OP_KERNEL:
-		if (!kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) &&
-		    !kind_on(CUPTI_ACTIVITY_KIND_KERNEL))
-			return;
-		r.kernel = (CUpti_ActivityKernel10){
+		return kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
+		       kind_on(CUPTI_ACTIVITY_KIND_KERNEL);
+	case GW_SIM_OP_MEMCPY:
+		return kind_on(CUPTI_ACTIVITY_KIND_MEMCPY);
+	case GW_SIM_OP_MEMSET:
+		return kind_on(CUPTI_ACTIVITY_KIND_MEMSET);
+	}
+	return false;
+}
+
+/* The most frequent records are built in their ring slot. */
+static void hk_op(const struct gw_sim_op *op)
+{
+	struct slot *s;
+	union record *r;
+	uint64_t pos;
+
+	if (!op_recorded(op) || !(s = claim(&pos)))
+		return;
+	r = &s->p.r;
+	switch (op->kind) {
+	case GW_SIM_OP_KERNEL:
+		r->kernel = (CUpti_ActivityKernel10){
 			.kind = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
 					? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
 					: CUPTI_ACTIVITY_KIND_KERNEL,
@@ -541,9 +570,7 @@ static void hk_op(const struct gw_sim_op *op)
 		};
 		break;
 	case GW_SIM_OP_MEMCPY:
-		if (!kind_on(CUPTI_ACTIVITY_KIND_MEMCPY))
-			return;
-		r.memcpy = (CUpti_ActivityMemcpy6){
+		r->memcpy = (CUpti_ActivityMemcpy6){
 			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
 			.copyKind = op->copy_kind,
 			.srcKind = op->src_kind,
@@ -563,9 +590,7 @@ static void hk_op(const struct gw_sim_op *op)
 		};
 		break;
 	case GW_SIM_OP_MEMSET:
-		if (!kind_on(CUPTI_ACTIVITY_KIND_MEMSET))
-			return;
-		r.memset = (CUpti_ActivityMemset4){
+		r->memset = (CUpti_ActivityMemset4){
 			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
 			.value = op->value,
 			.bytes = op->bytes,
@@ -582,7 +607,7 @@ static void hk_op(const struct gw_sim_op *op)
 		};
 		break;
 	}
-	push(&r, op->end_ns);
+	publish(s, pos, op->end_ns);
 }
 
 static void hk_memory(const struct gw_sim_mem_event *ev)
