@@ -248,7 +248,10 @@ struct call_stack {
 	uint32_t device;
 };
 
-static __thread struct call_stack calls;
+/* initial-exec: four lookups a launch through __tls_get_addr cost more than the rest of the
+ * callback's bookkeeping; the struct is small enough for the loader's static TLS reserve when
+ * the library is dlopen'ed (CUDA_INJECTION64_PATH). */
+static __thread __attribute__((tls_model("initial-exec"))) struct call_stack calls;
 
 static uint32_t device_of(struct call_stack *cs, CUcontext ctx)
 {
@@ -326,7 +329,7 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 				   CUpti_CallbackId cbid, const void *data)
 {
 	const CUpti_CallbackData *cb = data;
-	struct call_stack *cs = &calls; /* one TLS lookup: this library's TLS is dynamic */
+	struct call_stack *cs = &calls;
 	const struct api_info *info;
 	bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 

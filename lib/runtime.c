@@ -49,7 +49,7 @@ static bool in_constructor;
 static _Atomic bool exit_pending; /* atexit to register at the first event, after main began */
 static char trace_path[PATH_MAX];
 static struct sigaction previous_term, previous_int;
-static __thread uint64_t thread_tid;
+static __thread __attribute__((tls_model("initial-exec"))) uint64_t thread_tid;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void at_exit(void);

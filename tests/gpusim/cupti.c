@@ -38,9 +38,15 @@ struct pending {
 	union record r;
 };
 
-/* A ring slot: seq is the position + 1 once the record is published, 0 once it was read. */
+/*
+ * A ring slot: seq is the position + 1 once the record is published, 0 once it was read. A
+ * device operation is kept as it is and turned into its record (of kind op_kind) by the
+ * flusher, as CUPTI builds device records away from the launching thread.
+ */
 struct slot {
 	_Atomic uint64_t seq;
+	uint32_t op_kind; /* CUPTI_ACTIVITY_KIND_INVALID: p.r holds the record */
+	struct gw_sim_op op;
 	struct pending p;
 };
 
@@ -124,6 +130,7 @@ static void wake_worker(void)
 }
 
 static size_t record_size(CUpti_ActivityKind kind);
+static void build_op_record(union record *r, CUpti_ActivityKind kind, const struct gw_sim_op *op);
 
 /* Waits for the flusher to make room; false when it cannot (no worker, this thread is the
  * flusher, or it made no progress for RING_FULL_PATIENCE_NS). */
@@ -198,6 +205,7 @@ static void push(const union record *r, uint64_t ready_ns)
 
 	if (!s)
 		return;
+	s->op_kind = CUPTI_ACTIVITY_KIND_INVALID;
 	memcpy(&s->p.r, r, record_size(r->base.kind));
 	publish(s, pos, ready_ns);
 }
@@ -338,6 +346,8 @@ static void flush_locked(void)
 
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != head + 1)
 			break;
+		if (s->op_kind != CUPTI_ACTIVITY_KIND_INVALID)
+			build_op_record(&s->p.r, (CUpti_ActivityKind)s->op_kind, &s->op);
 		if (s->p.ready_ns <= now)
 			deliver_or_drop(&s->p.r);
 		else
@@ -510,37 +520,48 @@ static void hk_api_exit(struct gw_sim_api *a)
 	}
 }
 
-/* Whether an operation makes a record (a kernel one of the kind enabled). */
-static bool op_recorded(const struct gw_sim_op *op)
+/* The record kind an operation makes now; CUPTI_ACTIVITY_KIND_INVALID for none. */
+static CUpti_ActivityKind op_record_kind(const struct gw_sim_op *op)
 {
 	switch (op->kind) {
 	case GW_SIM_OP_KERNEL:
-		return kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
-		       kind_on(CUPTI_ACTIVITY_KIND_KERNEL);
+		if (kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL))
+			return CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+		if (kind_on(CUPTI_ACTIVITY_KIND_KERNEL))
+			return CUPTI_ACTIVITY_KIND_KERNEL;
+		break;
 	case GW_SIM_OP_MEMCPY:
-		return kind_on(CUPTI_ACTIVITY_KIND_MEMCPY);
+		if (kind_on(CUPTI_ACTIVITY_KIND_MEMCPY))
+			return CUPTI_ACTIVITY_KIND_MEMCPY;
+		break;
 	case GW_SIM_OP_MEMSET:
-		return kind_on(CUPTI_ACTIVITY_KIND_MEMSET);
+		if (kind_on(CUPTI_ACTIVITY_KIND_MEMSET))
+			return CUPTI_ACTIVITY_KIND_MEMSET;
+		break;
 	}
-	return false;
+	return CUPTI_ACTIVITY_KIND_INVALID;
 }
 
-/* The most frequent records are built in their ring slot. */
 static void hk_op(const struct gw_sim_op *op)
 {
+	CUpti_ActivityKind kind = op_record_kind(op);
 	struct slot *s;
-	union record *r;
 	uint64_t pos;
 
-	if (!op_recorded(op) || !(s = claim(&pos)))
+	if (kind == CUPTI_ACTIVITY_KIND_INVALID || !(s = claim(&pos)))
 		return;
-	r = &s->p.r;
+	s->op_kind = kind;
+	s->op = *op;
+	publish(s, pos, op->end_ns);
+}
+
+/* The record of a device operation, on the flusher's thread. */
+static void build_op_record(union record *r, CUpti_ActivityKind kind, const struct gw_sim_op *op)
+{
 	switch (op->kind) {
 	case GW_SIM_OP_KERNEL:
 		r->kernel = (CUpti_ActivityKernel10){
-			.kind = kind_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
-					? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-					: CUPTI_ACTIVITY_KIND_KERNEL,
+			.kind = kind,
 			.registersPerThread = GW_SIM_REGS_PER_THREAD,
 			.start = ts(op->start_ns),
 			.end = ts(op->end_ns),
@@ -607,7 +628,6 @@ static void hk_op(const struct gw_sim_op *op)
 		};
 		break;
 	}
-	publish(s, pos, op->end_ns);
 }
 
 static void hk_memory(const struct gw_sim_mem_event *ev)
