@@ -81,6 +81,22 @@ struct gw_dev_st {
 	double fill_sm_ns;
 	bool streams; /* kernels on more than one stream */
 	uint32_t first_stream;
+	bool add_streams; /* the same, noted in add order (valid when the ops needed no sort) */
+	uint32_t add_first_stream; /* UINT32_MAX: none yet */
+	bool runs_done;		   /* chains and fusion runs were found during the join */
+};
+
+/* A fusion candidate cache, keyed as a->fusion_map is (the same sequences recur). */
+struct gw_fusion_cache {
+	uint64_t k1[64], k2[64];
+	uint32_t idx[64]; /* index into a->fusion + 1; 0 empty */
+};
+
+/* The open chain segment and tiny run of a walk over one stream's kernels (SIZE_MAX: none
+ * open), for gw_runs_step. */
+struct gw_runs {
+	size_t chain, tiny;
+	struct gw_fusion_cache fc;
 };
 
 struct gw_sync_acc {
@@ -136,6 +152,7 @@ struct gw_analyzer {
 	bool ops_unsorted;	 /* an op arrived out of (dev, start) order */
 	bool sync_outside;	 /* the join made a call wait that is not in sync_apis */
 	uint32_t *op_api;	 /* per op: index into apis, UINT32_MAX none */
+	uint32_t *kidx;		 /* per kernel: a device's kernels in (stream, start) order */
 	float *op_fill;
 
 	struct gw_vec syncs; /* struct gw_sync_acc */
@@ -164,6 +181,13 @@ static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
 const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id);
 /* Fills a site from a trace's stack id (symbolized on first use). */
 int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site);
+
+/* Position i of idx, device-relative kernel indices of device d in (stream, start) order, or
+ * the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment and tiny
+ * run that position i ends (marking chains, adding fusion candidates), opens those it starts.
+ * Needs op_fill, op_api and the TINY and OVERLAP flags of positions up to i. */
+int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
+		 size_t m, struct gw_runs *st);
 
 /* Attribution (attribute.c): fills op flags, per-device buckets, sites, bins and gaps. */
 int gw_attribute(struct gw_analyzer *a);

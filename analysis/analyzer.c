@@ -112,6 +112,7 @@ static int dev_index(struct gw_analyzer *a, unsigned trace, uint64_t id)
 					   .warp_size = 32};
 	d->r.sm_count = d->lim.sm_count;
 	d->r.start_ns = UINT64_MAX;
+	d->add_first_stream = UINT32_MAX;
 	return (int)(a->devs.len - 1);
 }
 
@@ -389,6 +390,14 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		op->threads = threads > UINT16_MAX ? UINT16_MAX : (uint16_t)threads;
 		op->regs = k->registers_per_thread > 255 ? 255 : (uint8_t)k->registers_per_thread;
 		op->smem = clamp32(k->static_smem_bytes + k->dynamic_smem_bytes);
+		/* The join's stream test, made here: with the ops in order it lets the join find
+		 * a one-stream device's chains and fusion runs in its own walk. */
+		struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[op->dev];
+
+		if (d->add_first_stream == UINT32_MAX)
+			d->add_first_stream = op->stream;
+		else if (op->stream != d->add_first_stream)
+			d->add_streams = true;
 		break;
 	}
 	case GW_REC_MEMCPY: {
@@ -630,6 +639,11 @@ static int join_and_sort(struct gw_analyzer *a)
 	size_t hint = 0;
 	struct gw_fill_cache fill_cache[64] = {0};
 	struct gw_class_cache class_cache[64] = {0};
+	struct gw_dev_st *rd = NULL; /* the device whose runs are being walked */
+	struct gw_runs runs;
+	size_t m = 0;
+	bool inline_runs = !a->ops_unsorted;
+	int r;
 
 	a->apis_resorted = a->apis_unsorted;
 	if ((a->apis_resorted &&
@@ -642,13 +656,19 @@ static int join_and_sort(struct gw_analyzer *a)
 	apis = a->apis.data;
 	a->op_api = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_api));
 	a->op_fill = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_fill));
-	if (!a->op_api || !a->op_fill)
+	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
+	if (!a->op_api || !a->op_fill || !a->kidx)
 		return -ENOMEM;
 	gw_advise_huge(a->op_api, a->ops.len * sizeof(*a->op_api));
 	gw_advise_huge(a->op_fill, a->ops.len * sizeof(*a->op_fill));
+	gw_advise_huge(a->kidx, a->ops.len * sizeof(*a->kidx));
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
 		devs[i].r.start_ns = UINT64_MAX;
+		/* Only when no device waits for its own pass: fusion candidates are then added
+		 * in the same device order as the passes would add them. */
+		if (devs[i].add_streams)
+			inline_runs = false;
 	}
 	for (size_t i = 0; i < a->ops.len; i++) {
 		struct gw_op *op = &ops[i];
@@ -660,6 +680,17 @@ static int join_and_sort(struct gw_analyzer *a)
 			d->r.start_ns = op->start_ns;
 			d->streams = false;
 			d->first_stream = UINT32_MAX;
+			/* Ops in add order, each device's kernels on one stream: they are in
+			 * (stream, start) order already, and chains and fusion runs are found
+			 * right here instead of in a pass of their own. */
+			if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
+				return r;
+			rd = NULL;
+			if (inline_runs) {
+				rd = d;
+				m = 0;
+				runs = (struct gw_runs){.chain = SIZE_MAX, .tiny = SIZE_MAX};
+			}
 		}
 		d->op_end = i + 1;
 		if (op->end_ns > d->r.end_ns)
@@ -681,6 +712,12 @@ static int join_and_sort(struct gw_analyzer *a)
 			a->kernel_ns += op->end_ns - op->start_ns;
 			if (!cc->ok)
 				a->unclassified_ns += op->end_ns - op->start_ns;
+			if (rd) {
+				a->kidx[m] = (uint32_t)(i - d->op_begin);
+				if ((r = gw_runs_step(a, d, a->kidx, m, SIZE_MAX, &runs)) < 0)
+					return r;
+				m++;
+			}
 		} else if (op->kind == GW_OP_MEMCPY && (op->flags & GW_OPF_PAGEABLE) &&
 			   ai != UINT32_MAX && apis[ai].sync_kind == GW_SYNC_NONE) {
 			/* An async copy from or to pageable memory waits for the host staging. */
@@ -689,6 +726,10 @@ static int join_and_sort(struct gw_analyzer *a)
 				a->sync_outside = true; /* not among the candidates */
 		}
 	}
+	if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
+		return r;
+	for (size_t i = 0; i < a->devs.len; i++)
+		devs[i].runs_done = inline_runs;
 	return 0;
 }
 
@@ -1296,6 +1337,7 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->sync_apis);
 	free(a->op_api);
 	free(a->op_fill);
+	free(a->kidx);
 	gw_vec_free(&a->syncs);
 	gw_hmap_free(&a->sync_map);
 	gw_vec_free(&a->tiny);

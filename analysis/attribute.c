@@ -160,13 +160,6 @@ static void mark_chain_segment(struct gw_op *ops, const uint32_t *idx, size_t s,
 	}
 }
 
-/* A direct-mapped cache in front of fusion_map, keyed as the map is: the same few sequences
- * recur every iteration. */
-struct gw_fusion_cache {
-	uint64_t k1[64], k2[64];
-	uint32_t idx[64]; /* index into a->fusion + 1; 0 empty */
-};
-
 static int fusion_add(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
 		      const struct gw_op *ops, const uint32_t *idx, size_t s, unsigned len,
 		      unsigned period, uint64_t occ, const uint32_t *op_api)
@@ -283,16 +276,11 @@ static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, ui
 	return 0;
 }
 
-/* The open chain segment and tiny run of a per-stream pass; SIZE_MAX when none is open. */
-struct gw_runs {
-	size_t chain, tiny;
-	struct gw_fusion_cache fc;
-};
-
-/* Position i of idx (or the end, i == m): closes the runs it ends, opens those it starts. */
-static int runs_step(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops,
-		     const float *fill, const uint32_t *idx, size_t i, size_t m, struct gw_runs *st)
+int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
+		 size_t m, struct gw_runs *st)
 {
+	struct gw_op *ops = (struct gw_op *)a->ops.data + d->op_begin;
+	const float *fill = a->op_fill + d->op_begin;
 	const struct gw_op *o = i < m ? &ops[idx[i]] : NULL;
 	bool fresh_stream = !o || (i && o->stream != ops[idx[i - 1]].stream);
 	bool cand = o && fill[idx[i]] < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
@@ -321,7 +309,6 @@ static int runs_step(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *o
 static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
 			 uint32_t *idx, bool streams)
 {
-	const float *fill = a->op_fill + d->op_begin;
 	struct gw_runs st = {.chain = SIZE_MAX, .tiny = SIZE_MAX};
 	size_t m = 0;
 	int r;
@@ -333,11 +320,11 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 			if (ops[i].kind != GW_OP_KERNEL)
 				continue;
 			idx[m] = (uint32_t)i;
-			if ((r = runs_step(a, d, ops, fill, idx, m, SIZE_MAX, &st)) < 0)
+			if ((r = gw_runs_step(a, d, idx, m, SIZE_MAX, &st)) < 0)
 				return r;
 			m++;
 		}
-		return runs_step(a, d, ops, fill, idx, m, m, &st);
+		return gw_runs_step(a, d, idx, m, m, &st);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (ops[i].kind == GW_OP_KERNEL)
@@ -345,7 +332,7 @@ static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_o
 	if (gw_sort_r(idx, m, sizeof(*idx), cmp_stream_idx, ops) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i <= m; i++)
-		if ((r = runs_step(a, d, ops, fill, idx, i, m, &st)) < 0)
+		if ((r = gw_runs_step(a, d, idx, i, m, &st)) < 0)
 			return r;
 	return 0;
 }
@@ -709,12 +696,11 @@ int gw_attribute(struct gw_analyzer *a)
 	if ((r = collect_syncs(a, &evs)) < 0)
 		goto out;
 	h.v = malloc((a->ops.len + 1) * sizeof(*h.v));
-	idx = malloc((a->ops.len + 1) * sizeof(*idx));
-	if (!h.v || !idx) {
+	idx = a->kidx;
+	if (!h.v) {
 		r = -ENOMEM;
 		goto out;
 	}
-	gw_advise_huge(idx, a->ops.len * sizeof(*idx));
 	for (size_t d = 0; d < a->devs.len; d++) {
 		struct gw_dev_st *dv = &devs[d];
 		struct gw_sync_ev *ev = evs.data;
@@ -736,7 +722,8 @@ int gw_attribute(struct gw_analyzer *a)
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
 		if (dv->streams)
 			mark_overlaps(ops + dv->op_begin, n, &h);
-		if ((r = stream_passes(a, dv, ops + dv->op_begin, n, idx, dv->streams)) < 0 ||
+		if ((!dv->runs_done &&
+		     (r = stream_passes(a, dv, ops + dv->op_begin, n, idx, dv->streams)) < 0) ||
 		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;
 	}
@@ -756,6 +743,5 @@ int gw_attribute(struct gw_analyzer *a)
 out:
 	gw_vec_free(&evs);
 	free(h.v);
-	free(idx);
 	return r;
 }

@@ -36,9 +36,9 @@ int gw_vec_grow(struct gw_vec *v, size_t elem)
 	} else if (v->mapped) {
 		d = mremap(v->data, v->cap * elem, bytes, MREMAP_MAYMOVE);
 		d = d == MAP_FAILED ? NULL : d;
+		/* The whole mapping, not gw_advise_huge's inner part: one VMA for mremap. */
 		if (d)
-			madvise(d, bytes,
-				MADV_HUGEPAGE); /* the whole mapping: one VMA for mremap */
+			madvise(d, bytes, MADV_HUGEPAGE);
 	} else {
 		d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		d = d == MAP_FAILED ? NULL : d;
