@@ -17,10 +17,12 @@
 #include "intern.h"
 #include "trace-writer.h"
 
-/* CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. */
-/* One CUPTI buffer can hold far more records than a thread's ring in the writer: after this
- * many, the CUPTI thread waits for the writer to catch up rather than drop records. */
-#define RECORDS_PER_DRAIN 2048
+/* CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. Pages are
+ * touched only as CUPTI fills them (MAP_NORESERVE, lowest free buffer first). */
+/* One CUPTI buffer can hold far more records than a thread's ring in the writer (1 MiB): after
+ * this many (a kernel record takes 136 bytes there: about half the ring), the CUPTI thread
+ * waits for the writer to catch up rather than drop records. Each wait ends a frame. */
+#define RECORDS_PER_DRAIN 4096
 #define DRAIN_WAIT_NS	  200000000ull
 #define POOL_BUFFERS	  16
 #define BUFFER_BYTES	  (4u << 20)
