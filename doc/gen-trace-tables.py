@@ -46,17 +46,10 @@ def tables(header_text):
         if purpose:
             lines.append(purpose)
             lines.append('')
-        lines.append('| # | bit | field | kind | meaning |')
-        lines.append('|---|-----|-------|------|---------|')
-        bit = 0
+        lines.append('| # | field | kind | meaning |')
+        lines.append('|---|-------|------|---------|')
         for i, (kind, name, comment) in enumerate(fields(macros['GW_FIELDS_' + lower])):
-            # the change bitmap numbers the scalars (U64, I64) alone, in list order
-            if kind in ('U64', 'I64'):
-                b, bit = str(bit), bit + 1
-            else:
-                b = ''
-            lines.append('| %d | %s | `%s` | %s | %s |' %
-                         (i, b, name, kind, comment.replace('|', '\\|')))
+            lines.append('| %d | `%s` | %s | %s |' % (i, name, kind, comment.replace('|', '\\|')))
         lines.append('')
     return '\n'.join(lines)
 

@@ -22,40 +22,13 @@ union gw_codec_id_limit {
  * payload (<= GW_MAX_RECORD_PAYLOAD) needs. */
 #define GW_RECORD_OVERHEAD 5u
 
-/* Whether a field kind is coded against the previous record of its type (a "scalar"). */
-#define GW_FIELD_IS_SCALAR_U64	     1
-#define GW_FIELD_IS_SCALAR_I64	     1
-#define GW_FIELD_IS_SCALAR_TIME	     0
-#define GW_FIELD_IS_SCALAR_SEQ	     0
-#define GW_FIELD_IS_SCALAR_BYTES     0
-#define GW_FIELD_IS_SCALAR_IPS	     0
-#define GW_COUNT_SCALAR(kind, fname) +GW_FIELD_IS_SCALAR_##kind
-
-/* The change bitmap of a record is one 64-bit LEB128 value: at most 64 scalars per type. */
-#define GW_CODEC_SCALAR_LIMIT(NAME, name, id, ver)                                                 \
-	_Static_assert(0 GW_FIELDS_##name(GW_COUNT_SCALAR) <= 64,                                  \
-		       "record " #NAME " has more than 64 U64/I64 fields");
-GW_RECORDS(GW_CODEC_SCALAR_LIMIT)
-#undef GW_CODEC_SCALAR_LIMIT
-
-/* The previous record of each type in a frame, all zero at its start. */
-struct gw_codec_prev {
-#define GW_CODEC_PREV_MEMBER(NAME, name, id, ver) struct gw_rec_##name name;
-	GW_RECORDS(GW_CODEC_PREV_MEMBER)
-#undef GW_CODEC_PREV_MEMBER
-};
-
 /*
- * The coding state of one frame: delta cursors (TIME and SEQ, per record type), the previous
- * record of each type (U64 and I64 fields are sent only when they differ from it), and the
- * decoder's scratch space for IPS lists. Encoder and decoder each keep one and reset it at
- * every frame start. In the encoder's copy the BYTES and IPS members of prev are stale
- * pointers: it compares only scalars.
+ * The delta cursors of one frame (TIME and SEQ, per record type) and the decoder's scratch
+ * space for IPS lists. Encoder and decoder each keep one and reset it at every frame start.
  */
 struct gw_codec_state {
 	uint64_t time_cursor[GW_REC_ID_LIMIT];
 	uint64_t seq_cursor[GW_REC_ID_LIMIT];
-	struct gw_codec_prev prev;
 	uint64_t ips[GW_MAX_STACK_DEPTH]; /* decoded IPS: valid until the next decode */
 };
 
@@ -63,7 +36,6 @@ static inline void gw_codec_reset(struct gw_codec_state *s)
 {
 	memset(s->time_cursor, 0, sizeof(s->time_cursor));
 	memset(s->seq_cursor, 0, sizeof(s->seq_cursor));
-	memset(&s->prev, 0, sizeof(s->prev));
 }
 
 /* ---- primitives ---- */
@@ -191,62 +163,30 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 }
 
 #define GW_ENC_BOUND_FIELD(kind, fname) +GW_ENC_BOUND_##kind(r->fname)
-
-/* Pass 1 sets a scalar's bit in the bitmap when it differs from the previous record's. */
-#define GW_ENC_DIFF_U64(fname)                                                                     \
-	bm |= (uint64_t)(r->fname != pv->fname) << k;                                              \
-	k++;
-#define GW_ENC_DIFF_I64(fname) GW_ENC_DIFF_U64(fname)
-#define GW_ENC_DIFF_TIME(fname)
-#define GW_ENC_DIFF_SEQ(fname)
-#define GW_ENC_DIFF_BYTES(fname)
-#define GW_ENC_DIFF_IPS(fname)
-#define GW_ENC_DIFF(kind, fname) GW_ENC_DIFF_##kind(fname)
-
-/* Pass 2 writes the scalars whose bit is set and every other field. */
-#define GW_ENC_PUT_U64(fname)                                                                      \
-	if (bm >> k & 1)                                                                           \
-		p = gw_enc_U64(s, t, p, r->fname);                                                 \
-	k++;
-#define GW_ENC_PUT_I64(fname)                                                                      \
-	if (bm >> k & 1)                                                                           \
-		p = gw_enc_I64(s, t, p, r->fname);                                                 \
-	k++;
-#define GW_ENC_PUT_TIME(fname)	  p = gw_enc_TIME(s, t, p, r->fname);
-#define GW_ENC_PUT_SEQ(fname)	  p = gw_enc_SEQ(s, t, p, r->fname);
-#define GW_ENC_PUT_BYTES(fname)	  p = gw_enc_BYTES(s, t, p, r->fname);
-#define GW_ENC_PUT_IPS(fname)	  p = gw_enc_IPS(s, t, p, r->fname);
-#define GW_ENC_FIELD(kind, fname) GW_ENC_PUT_##kind(fname)
+#define GW_ENC_FIELD(kind, fname)	p = gw_enc_##kind(s, t, p, r->fname);
 
 /*
  * The payload goes GW_RECORD_OVERHEAD bytes into out; once its length is known the header is
- * written in front of it and the payload moved down when the length prefix is short. The
- * bitmap's k counts scalars in list order: a constant at each field once inlined.
+ * written in front of it and the payload moved down when the length prefix is short.
  */
 #define GW_ENC_RECORD_FN(NAME, name, id, ver)                                                      \
 	static inline int gw_encode_##name(                                                        \
 		struct gw_codec_state *s, const struct gw_rec_##name *r, uint8_t *out, size_t cap) \
 	{                                                                                          \
 		const unsigned t = (id);                                                           \
-		const struct gw_rec_##name *pv = &s->prev.name;                                    \
-		size_t bound = GW_RECORD_OVERHEAD + 10u GW_FIELDS_##name(GW_ENC_BOUND_FIELD);      \
+		size_t bound = GW_RECORD_OVERHEAD GW_FIELDS_##name(GW_ENC_BOUND_FIELD);            \
 		uint64_t time_cursor = s->time_cursor[t], seq_cursor = s->seq_cursor[t];           \
 		uint8_t *p = out + GW_RECORD_OVERHEAD, *h;                                         \
-		uint64_t bm = 0;                                                                   \
-		unsigned k = 0;                                                                    \
 		size_t len;                                                                        \
                                                                                                    \
 		if (bound > cap)                                                                   \
 			return -ENOSPC;                                                            \
-		GW_FIELDS_##name(GW_ENC_DIFF) p = gw_put_uleb(p, bm);                              \
-		k = 0;                                                                             \
 		GW_FIELDS_##name(GW_ENC_FIELD) len = (size_t)(p - (out + GW_RECORD_OVERHEAD));     \
 		if (len > GW_MAX_RECORD_PAYLOAD) {                                                 \
 			s->time_cursor[t] = time_cursor;                                           \
 			s->seq_cursor[t] = seq_cursor;                                             \
 			return -EMSGSIZE;                                                          \
 		}                                                                                  \
-		s->prev.name = *r;                                                                 \
 		out[0] = (uint8_t)(id);                                                            \
 		out[1] = (uint8_t)(ver);                                                           \
 		h = gw_put_uleb(out + 2, len);                                                     \
@@ -259,9 +199,9 @@ GW_RECORDS(GW_ENC_RECORD_FN)
 
 /*
  * Encodes one record of a known type (rec points to its struct gw_rec_NAME) into out and
- * advances the frame's state (cursors, previous record). Returns the bytes written; -ENOSPC
- * when cap is less than the record's worst-case size; -EMSGSIZE when the payload would exceed
- * GW_MAX_RECORD_PAYLOAD; -EINVAL for an unknown type. On an error the state is as it was.
+ * advances the frame's cursors. Returns the bytes written; -ENOSPC when cap is less than the
+ * record's worst-case size (nothing written, cursors untouched); -EMSGSIZE when the payload
+ * would exceed GW_MAX_RECORD_PAYLOAD; -EINVAL for an unknown type.
  */
 static inline int gw_encode_record(struct gw_codec_state *s, unsigned type, const void *rec,
 				   uint8_t *out, size_t cap)
@@ -279,8 +219,36 @@ static inline int gw_encode_record(struct gw_codec_state *s, unsigned type, cons
 
 /* ---- decoder ---- */
 
-/* A TIME, SEQ, BYTES or IPS field absent from a shorter (older) payload decodes as 0 (empty)
- * and leaves its cursor alone. */
+/* A field absent from a shorter (older) payload decodes as 0 and leaves its cursor alone. */
+static inline int gw_dec_U64(struct gw_codec_state *s, unsigned t, const uint8_t **pp,
+			     const uint8_t *end, uint64_t *v)
+{
+	(void)s;
+	(void)t;
+	if (*pp == end) {
+		*v = 0;
+		return 0;
+	}
+	return gw_get_uleb(pp, end, v);
+}
+
+static inline int gw_dec_I64(struct gw_codec_state *s, unsigned t, const uint8_t **pp,
+			     const uint8_t *end, int64_t *v)
+{
+	uint64_t u = 0;
+	int r;
+
+	(void)s;
+	(void)t;
+	if (*pp == end) {
+		*v = 0;
+		return 0;
+	}
+	r = gw_get_uleb(pp, end, &u);
+	*v = gw_unzigzag(u);
+	return r;
+}
+
 static inline int gw_dec_TIME(struct gw_codec_state *s, unsigned t, const uint8_t **pp,
 			      const uint8_t *end, uint64_t *v)
 {
@@ -356,63 +324,28 @@ static inline int gw_dec_IPS(struct gw_codec_state *s, unsigned t, const uint8_t
 	return 0;
 }
 
-/* A scalar whose bit is set must be there: an encoder sets bits only for fields it wrote. */
-#define GW_DEC_SCALAR(fname, conv)                                                                 \
-	if (bm >> k & 1) {                                                                         \
-		uint64_t u_;                                                                       \
-                                                                                                   \
-		if (p < end && *p < 0x80)                                                          \
-			u_ = *p++;                                                                 \
-		else if (gw_get_uleb(&p, end, &u_) < 0)                                            \
-			return -EBADMSG;                                                           \
-		r->fname = conv(u_);                                                               \
-	}                                                                                          \
-	k++;
-#define GW_DEC_AS_U64(u)	(u)
-#define GW_DEC_FIELD_U64(fname) GW_DEC_SCALAR(fname, GW_DEC_AS_U64)
-#define GW_DEC_FIELD_I64(fname) GW_DEC_SCALAR(fname, gw_unzigzag)
+/* Fast paths for the common one-byte encoding of a scalar field; BYTES and IPS take the
+ * general path. */
+#define GW_DEC_FAST_U64(b, fname)   (r->fname = (b), 1)
+#define GW_DEC_FAST_I64(b, fname)   (r->fname = gw_unzigzag(b), 1)
+#define GW_DEC_FAST_TIME(b, fname)  (r->fname = s->time_cursor[t] += (uint64_t)gw_unzigzag(b), 1)
+#define GW_DEC_FAST_SEQ(b, fname)   (r->fname = s->seq_cursor[t] += (uint64_t)gw_unzigzag(b), 1)
+#define GW_DEC_FAST_BYTES(b, fname) 0
+#define GW_DEC_FAST_IPS(b, fname)   0
 
-/* Fast paths for the common one-byte delta; a payload that ends early takes the general path,
- * which reads the missing field as 0. */
-#define GW_DEC_FIELD_TIME(fname)                                                                   \
-	if (p < end && *p < 0x80)                                                                  \
-		r->fname = s->time_cursor[t] += (uint64_t)gw_unzigzag(*p++);                       \
-	else if (gw_dec_TIME(s, t, &p, end, &r->fname) < 0)                                        \
+#define GW_DEC_FIELD(kind, fname)                                                                  \
+	if (p < end && *p < 0x80 && GW_DEC_FAST_##kind(*p, fname))                                 \
+		p++;                                                                               \
+	else if (gw_dec_##kind(s, t, &p, end, &r->fname) < 0)                                      \
 		return -EBADMSG;
-#define GW_DEC_FIELD_SEQ(fname)                                                                    \
-	if (p < end && *p < 0x80)                                                                  \
-		r->fname = s->seq_cursor[t] += (uint64_t)gw_unzigzag(*p++);                        \
-	else if (gw_dec_SEQ(s, t, &p, end, &r->fname) < 0)                                         \
-		return -EBADMSG;
-#define GW_DEC_FIELD_BYTES(fname)                                                                  \
-	if (gw_dec_BYTES(s, t, &p, end, &r->fname) < 0)                                            \
-		return -EBADMSG;
-#define GW_DEC_FIELD_IPS(fname)                                                                    \
-	if (gw_dec_IPS(s, t, &p, end, &r->fname) < 0)                                              \
-		return -EBADMSG;
-#define GW_DEC_FIELD(kind, fname) GW_DEC_FIELD_##kind(fname)
 
-/*
- * Decodes into the state's previous record of the type, so scalars left out keep their value,
- * then copies it out. Bits beyond the scalars this build knows are fields a newer writer
- * appended: they, like any payload after the known fields, are ignored.
- */
 #define GW_DEC_RECORD_FN(NAME, name, id, ver)                                                      \
 	static inline int gw_decode_##name(struct gw_codec_state *restrict s, const uint8_t *p,    \
-					   const uint8_t *end, struct gw_rec_##name *restrict out) \
+					   const uint8_t *end, struct gw_rec_##name *restrict r)   \
 	{                                                                                          \
 		const unsigned t = (id);                                                           \
-		struct gw_rec_##name *r = &s->prev.name;                                           \
-		uint64_t bm = 0;                                                                   \
-		unsigned k = 0;                                                                    \
                                                                                                    \
-		(void)t;                                                                           \
-		if (p < end && *p < 0x80)                                                          \
-			bm = *p++;                                                                 \
-		else if (p < end && gw_get_uleb(&p, end, &bm) < 0)                                 \
-			return -EBADMSG;                                                           \
-		GW_FIELDS_##name(GW_DEC_FIELD) *out = *r;                                          \
-		return 0;                                                                          \
+		GW_FIELDS_##name(GW_DEC_FIELD) return 0;                                           \
 	}
 GW_RECORDS(GW_DEC_RECORD_FN)
 #undef GW_DEC_RECORD_FN

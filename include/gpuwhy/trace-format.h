@@ -13,20 +13,15 @@
  *                 encoded GW_REC_HEADER record. `zstd -d` skips it; `file` and the reader
  *                 recognise the trace by it.
  *   data frames   independent zstd frames, each decompressing to a sequence of records
- *                 (never part of one), with zstd's content checksum. Every delta cursor and
- *                 previous record (see below) restarts at zero at the start of a frame, so a
- *                 frame decodes without any other frame. A reader rejects a frame over 64 MiB decompressed; a file
+ *                 (never part of one), with zstd's content checksum. Every delta cursor (see
+ *                 below) restarts at zero at the start of a frame, so a frame decodes without
+ *                 any other frame. A reader rejects a frame over 64 MiB decompressed; a file
  *                 cut inside a frame yields the records of the complete frames before it.
  *   footer        a GW_REC_FOOTER record, written only on a clean close, in the last frame.
  *
- * A record is: type (u8), version (u8), payload length (LEB128), payload. The payload is a
- * change bitmap (LEB128), then the record's fields in the order of its GW_FIELDS_* list below,
- * each encoded by its kind; a U64 or I64 field (a "scalar") is present only when its bit is set:
+ * A record is: type (u8), version (u8), payload length (LEB128), payload. The payload is the
+ * record's fields in the order of its GW_FIELDS_* list below, each encoded by its kind:
  *
- *   bitmap bit k stands for the k-th scalar of the list (counting U64 and I64 fields only, from
- *          0; at most 64 per type). The writer sets it when the value differs from that field
- *          in the previous record of the same type in this frame (all zero at frame start);
- *          a reader gives a field whose bit is clear that previous value.
  *   U64    unsigned LEB128
  *   I64    zigzag, then LEB128
  *   TIME   nanoseconds on the trace clock; zigzag LEB128 of (value - cursor), where the
@@ -37,13 +32,9 @@
  *   IPS    LEB128 count, then each instruction pointer as zigzag LEB128 of the difference
  *          to the previous one in the list (the first to 0)
  *
- * TIME, SEQ, BYTES and IPS fields are always present. A reader skips record types it does not
- * know (by length); in a newer record version it ignores bitmap bits past the scalars it knows
- * and the payload bytes after the fields it knows (appended fields of any kind). Where a
- * shorter payload (an older writer) ends early, the missing bitmap is 0, missing TIME, SEQ,
- * BYTES and IPS fields read as 0 (empty), and scalars keep their previous value (an older
- * writer never set their bits, so that is 0); a set bit whose field is missing is corruption. New fields are only ever appended;
- * a change that breaks this bumps GW_FORMAT_VERSION.
+ * A reader skips record types it does not know (by length), ignores trailing payload bytes a
+ * newer record version appended, and treats fields missing from a shorter payload as 0. New
+ * fields are only ever appended; a change that breaks this bumps GW_FORMAT_VERSION.
  *
  * All times are CLOCK_MONOTONIC_RAW nanoseconds (GPU timestamps are put on this clock through
  * CUPTI's timestamp callback). doc/trace-format.md is the long form of this comment.

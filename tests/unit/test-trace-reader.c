@@ -158,13 +158,10 @@ static void test_unknown_and_versions(void **state)
 	p += n;
 	*p++ = 0x81;
 	*p++ = 0x01;
-	/* DROPS as a writer that knew only time_ns and source would write it: change bitmap 1
-	 * (source, the first scalar, differs from the all-zero previous DROPS), time_ns, source;
-	 * count reads as 0 */
+	/* DROPS version 1 cut to its first two fields (time_ns, source): count reads as 0 */
 	*p++ = GW_REC_DROPS;
 	*p++ = 1;
-	*p++ = 4;
-	*p++ = 0x01;
+	*p++ = 3;
 	p = gw_put_uleb(p, gw_zigzag(900));
 	*p++ = GW_DROP_CUPTI;
 	len = append_frame(file, len, sizeof(file), recs, (size_t)(p - recs));
@@ -236,24 +233,18 @@ static void test_not_a_trace(void **state)
 }
 
 /* A valid header followed by damage: bad frame bytes, a record running past its frame, a
- * LEB128 (here the change bitmap) longer than 64 bits, a stack deeper than the limit, a
- * bitmap announcing a scalar the payload does not hold. Each is -EBADMSG, and stays so. */
+ * LEB128 longer than 64 bits, a stack deeper than the limit. Each is -EBADMSG, and stays so. */
 static void test_corrupt_frames(void **state)
 {
 	static const uint8_t past_end[] = {GW_REC_API, 1, 40, 1, 2, 3};
 	static const uint8_t long_leb[] = {GW_REC_NOTE, 1,    12,   0x80, 0x80, 0x80, 0x80, 0x80,
 					   0x80,	0x80, 0x80, 0x80, 0x80, 0x01, 0x00};
-	/* bitmap 1 (id present), id 1, an IPS count of 129 */
-	static const uint8_t deep[] = {GW_REC_STACK, 1, 5, 0x01, 1, 0x81, 0x01, 0};
-	/* bitmap 3 (source and count present), time_ns 0, then nothing */
-	static const uint8_t missing[] = {GW_REC_DROPS, 1, 2, 0x03, 0x00};
+	static const uint8_t deep[] = {GW_REC_STACK, 1, 4, 1, 0x81, 0x01, 0};
 	const struct {
 		const uint8_t *p;
 		size_t n;
-	} cases[] = {{past_end, sizeof(past_end)},
-		     {long_leb, sizeof(long_leb)},
-		     {deep, sizeof(deep)},
-		     {missing, sizeof(missing)}};
+	} cases[] = {
+		{past_end, sizeof(past_end)}, {long_leb, sizeof(long_leb)}, {deep, sizeof(deep)}};
 	uint8_t file[1024];
 	struct gw_reader *r = NULL;
 	struct gw_record rec;
