@@ -659,9 +659,8 @@ static int join_and_sort(struct gw_analyzer *a)
 	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
 	if (!a->op_api || !a->op_fill || !a->kidx)
 		return -ENOMEM;
-	gw_advise_huge(a->op_api, a->ops.len * sizeof(*a->op_api));
-	gw_advise_huge(a->op_fill, a->ops.len * sizeof(*a->op_fill));
-	gw_advise_huge(a->kidx, a->ops.len * sizeof(*a->kidx));
+	gw_populate(a->op_api, a->ops.len * sizeof(*a->op_api));
+	gw_populate(a->op_fill, a->ops.len * sizeof(*a->op_fill));
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
 		devs[i].r.start_ns = UINT64_MAX;

@@ -5,55 +5,77 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "util.h"
 
 /* libstdc++'s demangler (the Itanium C++ ABI function); we link libstdc++ for it. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-#define GW_VEC_MAP_BYTES (1u << 20)
-#define GW_HUGE_PAGE	 (2u << 20)
+#define GW_VEC_MAP_BYTES      (1u << 20)
+#define GW_VEC_POPULATE_BYTES (256u << 10)
 
-void gw_advise_huge(void *p, size_t bytes)
+/* Faults in the next part of a mapped array with one call: a page fault per 4 KiB page costs
+ * more than filling the page (and huge pages, in a VM, can cost more still: they come from
+ * memory the host has not backed yet). A failure only leaves the pages to fault one by one. */
+static void vec_populate(struct gw_vec *v, size_t elem)
 {
-	uintptr_t lo = ((uintptr_t)p + GW_HUGE_PAGE - 1) & ~(uintptr_t)(GW_HUGE_PAGE - 1);
-	uintptr_t hi = ((uintptr_t)p + bytes) & ~(uintptr_t)(GW_HUGE_PAGE - 1);
+	size_t from = v->cap * elem, to = from + GW_VEC_POPULATE_BYTES;
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)v->data + from) & ~(page - 1);
 
-	/* A page fault per 4 KiB, zeroing and charging each page, costs more than filling the
-	 * tables: one fault per 2 MiB instead. Only a hint; where huge pages are off it is a
-	 * no-op. */
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+	if (to > v->room * elem)
+		to = v->room * elem;
+	madvise((void *)lo, (uintptr_t)v->data + to - lo, MADV_POPULATE_WRITE);
+	v->cap = to / elem;
+}
+
+void gw_populate(void *p, size_t bytes)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + bytes) & ~(page - 1);
+
+	if (bytes >= GW_VEC_MAP_BYTES && hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
 }
 
 int gw_vec_grow(struct gw_vec *v, size_t elem)
 {
-	size_t cap = v->cap ? v->cap * 2 : 64, bytes = cap * elem;
+	size_t cap, bytes;
 	void *d;
 
+	if (v->mapped && v->cap < v->room) {
+		vec_populate(v, elem);
+		return 0;
+	}
+	cap = v->mapped ? v->room * 2 : v->cap ? v->cap * 2 : 64;
+	bytes = cap * elem;
 	if (bytes < GW_VEC_MAP_BYTES) {
 		d = realloc(v->data, bytes);
-	} else if (v->mapped) {
-		d = mremap(v->data, v->cap * elem, bytes, MREMAP_MAYMOVE);
-		d = d == MAP_FAILED ? NULL : d;
-		/* The whole mapping, not gw_advise_huge's inner part: one VMA for mremap. */
-		if (d)
-			madvise(d, bytes, MADV_HUGEPAGE);
+		if (!d)
+			return -1;
+		v->data = d;
+		v->cap = cap;
+		return 0;
+	}
+	if (v->mapped) {
+		d = mremap(v->data, v->room * elem, bytes, MREMAP_MAYMOVE);
+		if (d == MAP_FAILED)
+			return -1;
 	} else {
 		d = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		d = d == MAP_FAILED ? NULL : d;
-		if (d) {
-			madvise(d, bytes, MADV_HUGEPAGE);
-			if (v->len)
-				memcpy(d, v->data, v->len * elem);
-			free(v->data);
-			v->mapped = true;
-		}
+		if (d == MAP_FAILED)
+			return -1;
+		if (v->len)
+			memcpy(d, v->data, v->len * elem);
+		free(v->data);
+		v->mapped = true;
+		v->cap = v->len;
 	}
-	if (!d)
-		return -1;
 	v->data = d;
-	v->cap = cap;
+	v->room = cap;
+	vec_populate(v, elem);
 	return 0;
 }
 
@@ -65,7 +87,7 @@ void *gw_vec_detach(struct gw_vec *v)
 		d = malloc(v->len * v->elem + 1);
 		if (d)
 			memcpy(d, v->data, v->len * v->elem);
-		munmap(v->data, v->cap * v->elem);
+		munmap(v->data, v->room * v->elem);
 	}
 	memset(v, 0, sizeof(*v));
 	return d;
@@ -76,7 +98,7 @@ void gw_vec_free(struct gw_vec *v)
 	if (!v)
 		return;
 	if (v->mapped)
-		munmap(v->data, v->cap * v->elem);
+		munmap(v->data, v->room * v->elem);
 	else
 		free(v->data);
 	memset(v, 0, sizeof(*v));

@@ -7,18 +7,17 @@
 #include <stdint.h>
 
 /* A growable array of fixed-size elements. Zero-initialized is empty. Large arrays live in
- * their own mapping (huge pages where the kernel allows) and grow with mremap, so growing
- * never copies them. */
+ * their own mapping and grow with mremap, so growing never copies them; their pages are
+ * faulted in ahead, a part at a time (cap: the elements usable now, room: mapped). */
 struct gw_vec {
 	void *data;
-	size_t len, cap, elem;
+	size_t len, cap, elem, room;
 	bool mapped;
 };
 
-/* Asks the kernel to back the whole 2 MiB pages of [p, p + bytes) with huge pages (a hint,
- * for large tables that are filled once). It splits the mapping: not for memory that is
- * later mremap'd. */
-void gw_advise_huge(void *p, size_t bytes);
+/* Faults in the whole pages of [p, p + bytes) with one call, for a large buffer that will be
+ * written in full (a hint: a failure leaves the pages to fault one by one). */
+void gw_populate(void *p, size_t bytes);
 
 /* Makes room for one more element; returns -ENOMEM or 0. */
 int gw_vec_grow(struct gw_vec *v, size_t elem);
