@@ -45,9 +45,12 @@ struct pending {
  */
 struct slot {
 	_Atomic uint64_t seq;
-	uint32_t op_kind; /* CUPTI_ACTIVITY_KIND_INVALID: p.r holds the record */
-	struct gw_sim_op op;
-	struct pending p;
+	uint32_t op_kind; /* CUPTI_ACTIVITY_KIND_INVALID: r holds the record */
+	uint64_t ready_ns;
+	union {
+		struct gw_sim_op op;
+		union record r;
+	};
 };
 
 static struct {
@@ -187,7 +190,7 @@ static void publish(struct slot *s, uint64_t pos, uint64_t ready_ns)
 {
 	uint64_t last = atomic_load_explicit(&cp.last_ready_ns, memory_order_relaxed);
 
-	s->p.ready_ns = ready_ns;
+	s->ready_ns = ready_ns;
 	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
 	while (ready_ns > last &&
 	       !atomic_compare_exchange_weak_explicit(&cp.last_ready_ns, &last, ready_ns,
@@ -206,7 +209,7 @@ static void push(const union record *r, uint64_t ready_ns)
 	if (!s)
 		return;
 	s->op_kind = CUPTI_ACTIVITY_KIND_INVALID;
-	memcpy(&s->p.r, r, record_size(r->base.kind));
+	memcpy(&s->r, r, record_size(r->base.kind));
 	publish(s, pos, ready_ns);
 }
 
@@ -329,6 +332,7 @@ static void deliver_or_drop(const union record *r)
 static void flush_locked(void)
 {
 	uint64_t now = gw_sim_now_ns(), head;
+	struct pending p;
 	size_t n = 0;
 
 	for (size_t i = 0; i < cp.kept_n; i++) {
@@ -346,12 +350,15 @@ static void flush_locked(void)
 
 		if (atomic_load_explicit(&s->seq, memory_order_acquire) != head + 1)
 			break;
+		p.ready_ns = s->ready_ns;
 		if (s->op_kind != CUPTI_ACTIVITY_KIND_INVALID)
-			build_op_record(&s->p.r, (CUpti_ActivityKind)s->op_kind, &s->op);
-		if (s->p.ready_ns <= now)
-			deliver_or_drop(&s->p.r);
+			build_op_record(&p.r, (CUpti_ActivityKind)s->op_kind, &s->op);
 		else
-			keep(&s->p);
+			memcpy(&p.r, &s->r, record_size(s->r.base.kind));
+		if (p.ready_ns <= now)
+			deliver_or_drop(&p.r);
+		else
+			keep(&p);
 		atomic_store_explicit(&s->seq, 0, memory_order_relaxed);
 		atomic_store_explicit(&cp.ring_head, head + 1, memory_order_release);
 	}
