@@ -21,7 +21,11 @@ enum {
 
 /* A GPU operation: 48 bytes. */
 struct gw_op {
-	uint64_t start_ns, end_ns, corr;
+	uint64_t start_ns, end_ns;
+	union {
+		uint64_t corr; /* until the join: the correlation id */
+		uint64_t api;  /* from the join on: index into apis, UINT32_MAX none */
+	};
 	uint32_t name_id, stream;
 	uint32_t blocks, smem;
 	uint16_t threads, dev; /* dev: index into the analyzer's device table */
@@ -151,7 +155,6 @@ struct gw_analyzer {
 	bool apis_unsorted;	 /* an api arrived out of (trace, corr) order */
 	bool ops_unsorted;	 /* an op arrived out of (dev, start) order */
 	bool sync_outside;	 /* the join made a call wait that is not in sync_apis */
-	uint32_t *op_api;	 /* per op: index into apis, UINT32_MAX none */
 	uint32_t *kidx;		 /* per kernel: a device's kernels in (stream, start) order */
 	float *op_fill;
 
@@ -185,7 +188,7 @@ int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct 
 /* Position i of idx, device-relative kernel indices of device d in (stream, start) order, or
  * the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment and tiny
  * run that position i ends (marking chains, adding fusion candidates), opens those it starts.
- * Needs op_fill, op_api and the TINY and OVERLAP flags of positions up to i. */
+ * Needs op_fill, the ops' api and the TINY and OVERLAP flags of positions up to i. */
 int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
 		 size_t m, struct gw_runs *st);
 

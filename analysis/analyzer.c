@@ -654,12 +654,10 @@ static int join_and_sort(struct gw_analyzer *a)
 		return -ENOMEM;
 	ops = a->ops.data;
 	apis = a->apis.data;
-	a->op_api = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_api));
 	a->op_fill = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_fill));
 	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
-	if (!a->op_api || !a->op_fill || !a->kidx)
+	if (!a->op_fill || !a->kidx)
 		return -ENOMEM;
-	gw_populate(a->op_api, a->ops.len * sizeof(*a->op_api));
 	gw_populate(a->op_fill, a->ops.len * sizeof(*a->op_fill));
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
@@ -694,7 +692,7 @@ static int join_and_sort(struct gw_analyzer *a)
 		d->op_end = i + 1;
 		if (op->end_ns > d->r.end_ns)
 			d->r.end_ns = op->end_ns;
-		a->op_api[i] = ai;
+		op->api = ai; /* the correlation id is not needed any more */
 		a->op_fill[i] = 0;
 		if (op->kind == GW_OP_KERNEL) {
 			struct gw_class_cache *cc =
@@ -1289,7 +1287,7 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 		}
 	}
 	res->events_held = a->ops.len + a->apis.len + a->mevs.len;
-	res->bytes_held = a->ops.len * (sizeof(struct gw_op) + sizeof(uint32_t) + sizeof(float)) +
+	res->bytes_held = a->ops.len * (sizeof(struct gw_op) + sizeof(float)) +
 			  a->apis.len * sizeof(struct gw_api) + a->mevs.len * sizeof(struct gw_mev);
 	*ret = res;
 	a->res = NULL;
@@ -1334,7 +1332,6 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->apis);
 	gw_vec_free(&a->mevs);
 	gw_vec_free(&a->sync_apis);
-	free(a->op_api);
 	free(a->op_fill);
 	free(a->kidx);
 	gw_vec_free(&a->syncs);

@@ -162,7 +162,7 @@ static void mark_chain_segment(struct gw_op *ops, const uint32_t *idx, size_t s,
 
 static int fusion_add(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
 		      const struct gw_op *ops, const uint32_t *idx, size_t s, unsigned len,
-		      unsigned period, uint64_t occ, const uint32_t *op_api)
+		      unsigned period, uint64_t occ)
 {
 	uint64_t h1 = 1469598103934665603ull, h2 = period;
 	struct gw_fusion_acc *f;
@@ -187,9 +187,9 @@ static int fusion_add(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigne
 			f->n = (uint8_t)period;
 			for (unsigned k = 0; k < period; k++)
 				f->names[k] = ops[idx[s + k]].name_id;
-			if (op_api[idx[s]] != UINT32_MAX)
+			if (ops[idx[s]].api != UINT32_MAX)
 				f->stack_id =
-					((struct gw_api *)a->apis.data)[op_api[idx[s]]].stack_id;
+					((struct gw_api *)a->apis.data)[ops[idx[s]].api].stack_id;
 			*v = a->fusion.len;
 		}
 		fc->k1[ci] = h1 ^ trace;
@@ -228,12 +228,10 @@ static int fusion_run(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigne
 		/* Period p: one kernel repeated is fused in pairs at least. */
 		unsigned q = p == 1 ? 2 : p;
 
-		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q,
-				  a->op_api);
+		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q);
 	}
 	if (len <= GW_FUSION_MAX)
-		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1,
-				  a->op_api);
+		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1);
 	return 0;
 }
 
@@ -432,12 +430,11 @@ static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, ui
 static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t g0, uint64_t g1)
 {
 	struct gw_analyzer *a = w->a;
-	uint32_t ai = a->op_api[w->d->op_begin + ni];
+	uint32_t ai = (uint32_t)ops[ni].api;
 	const struct gw_api *api = ai != UINT32_MAX ? &((struct gw_api *)a->apis.data)[ai] : NULL;
 	uint64_t hs, r0, incall;
 	int r;
 
-	(void)ops;
 	w->last_gap_end = g1;
 	w->last_gap_len = g1 - g0;
 	/* Rule 1: N was already queued; the GPU's own per-launch latency. */
@@ -536,7 +533,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 	memcpy(w->sm_ns, w->d->r.sm_ns, sizeof(w->sm_ns));
 	/* Syncs before the first operation, with nothing queued, waited for nothing. */
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < ops[0].start_ns) {
-		uint32_t ai = w->a->op_api[w->d->op_begin];
+		uint32_t ai = (uint32_t)ops[0].api;
 		const struct gw_api *api =
 			ai != UINT32_MAX ? &((struct gw_api *)w->a->apis.data)[ai] : NULL;
 
@@ -611,7 +608,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				nk++;
 				if (o->flags & GW_OPF_CHAIN)
 					nchain++;
-				uint32_t ai = w->a->op_api[w->d->op_begin + i];
+				uint32_t ai = (uint32_t)o->api;
 
 				if ((r = kernel_stat(w, o, fill[i], ai)) < 0)
 					return r;
