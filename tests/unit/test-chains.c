@@ -151,13 +151,61 @@ static void fusion_candidates(void **state)
 	gw_analysis_free(res);
 }
 
+/* A launch call whose stack id is `stack` and the kernel it caused, on stream 7. */
+static void launch_from(struct tb *t, uint64_t dev, uint64_t stack, uint64_t name_id, uint64_t s,
+			uint64_t e)
+{
+	struct gw_record api = tb_api_rec(t, 1, 0, 10, dev, GW_API_LAUNCH, GW_SYNC_NONE);
+	struct gw_record k = tb_kernel_rec(api.api.correlation, dev, 7, name_id, 32, s, e);
+
+	api.api.kernel_name_id = name_id;
+	api.api.stack_id = stack;
+	tb_add(t, &api);
+	tb_add(t, &k);
+}
+
+/*
+ * A fusion candidate's site is the launch site of its first kernel, on its own device: device 0
+ * runs one 50 us gemm launched from stack 5; device 1 runs [scale, shift] (2 us each, 1 us
+ * apart) 3 times, all launched from stack 7. The candidate is on device 1: stack 7.
+ */
+static void fusion_site_second_device(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	uint64_t at = 0;
+
+	(void)state;
+	tb_init(&t);
+	tb_device(&t, 0, SMS);
+	tb_device(&t, 1, SMS);
+	tb_string(&t, 1, "scale_kernel");
+	tb_string(&t, 2, "shift_kernel");
+	tb_string(&t, 4, "sgemm_kernel");
+	launch_from(&t, 0, 5, 4, 0, 50000);
+	for (int it = 0; it < 3; it++) {
+		for (uint64_t k = 1; k <= 2; k++) {
+			launch_from(&t, 1, 7, k, at, at + 2000);
+			at += 3000;
+		}
+		at += 20000;
+	}
+	res = tb_finish(&t);
+	assert_int_equal(res->n_fusion, 1);
+	assert_int_equal(res->fusion[0].n_kernels, 2);
+	assert_string_equal(res->fusion[0].names[0], "scale_kernel");
+	assert_int_equal(res->fusion[0].occurrences, 3);
+	assert_int_equal(res->fusion[0].site.stack_id, 7);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(period_one_chain),  cmocka_unit_test(period_two_chain),
 		cmocka_unit_test(period_limits),     cmocka_unit_test(heterogeneous_is_small_batch),
 		cmocka_unit_test(sixteen_repeats),   cmocka_unit_test(overlap_breaks_chain),
-		cmocka_unit_test(fusion_candidates),
+		cmocka_unit_test(fusion_candidates), cmocka_unit_test(fusion_site_second_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
