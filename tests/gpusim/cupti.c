@@ -70,9 +70,11 @@ static struct {
 	CUpti_ActivityThreadIdType thread_id_type;
 	/* records waiting for a flush: the ring (any thread writes, the flusher reads) */
 	struct slot *ring;
+	/* producers' line: the flusher writes ring_head for every record it reads */
 	_Alignas(64) _Atomic uint64_t ring_tail; /* next position to claim */
-	_Alignas(64) _Atomic uint64_t ring_head; /* next position to read */
+	_Atomic uint64_t head_seen;		 /* a producer's last look at ring_head */
 	_Atomic uint64_t last_ready_ns;		 /* the latest ready_ns pushed */
+	_Alignas(64) _Atomic uint64_t ring_head; /* next position to read */
 	/* read but not yet finished, in order; the flusher's own (flush_lock) */
 	struct pending *kept;
 	size_t kept_n, kept_cap;
@@ -173,9 +175,14 @@ static struct slot *claim(uint64_t *ret_pos)
 	if (!cp.ring)
 		goto drop;
 	do {
-		if (pos - atomic_load_explicit(&cp.ring_head, memory_order_acquire) >= RING_SLOTS &&
-		    !wait_for_room(pos))
-			goto drop;
+		/* ring_head only moves forward: an old look at it can only underestimate room */
+		if (pos - atomic_load_explicit(&cp.head_seen, memory_order_acquire) >= RING_SLOTS) {
+			uint64_t head = atomic_load_explicit(&cp.ring_head, memory_order_acquire);
+
+			if (pos - head >= RING_SLOTS && !wait_for_room(pos))
+				goto drop;
+			atomic_store_explicit(&cp.head_seen, head, memory_order_release);
+		}
 	} while (!atomic_compare_exchange_weak_explicit(
 		&cp.ring_tail, &pos, pos + 1, memory_order_relaxed, memory_order_relaxed));
 	*ret_pos = pos;
@@ -417,6 +424,7 @@ static void atfork_child(void)
 	cp.flush_requested = cp.flush_done = 0;
 	/* The parent's unread records stay behind head; slots hold only older positions. */
 	atomic_store(&cp.ring_head, atomic_load(&cp.ring_tail));
+	atomic_store(&cp.head_seen, atomic_load(&cp.ring_tail));
 	atomic_store(&cp.last_ready_ns, 0);
 	cp.kept_n = 0;
 	cp.buf = NULL;
