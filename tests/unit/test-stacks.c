@@ -108,6 +108,29 @@ static void test_strings(void **state)
 	assert_int_equal(c.strings, 4); /* a, b, k, o */
 }
 
+static void test_static_strings(void **state)
+{
+	static const char name[] = "cudaLaunchKernel";
+	char copy[] = "cudaLaunchKernel";
+	struct counts c;
+	uint64_t a;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	/* A constant's id is the text's id, whichever way it is asked for, and stays put. */
+	a = gw_intern_string_static(GW_STRING_API, name);
+	assert_true(a > 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(gw_intern_string_static(GW_STRING_API, name), a);
+	assert_int_equal(gw_intern_string(GW_STRING_API, copy), a);
+	assert_int_equal(gw_intern_string(GW_STRING_API, name), a);
+	/* The pointer alone does not decide: the same constant as another kind is another id. */
+	assert_true(gw_intern_string_static(GW_STRING_KERNEL, name) != a);
+	assert_int_equal(gw_intern_string_static(GW_STRING_API, NULL), 0);
+	read_back(&c);
+	assert_int_equal(c.strings, 2); /* the API name and the KERNEL one */
+}
+
 static void test_stack_dedup(void **state)
 {
 	const uint64_t s1[] = {0x401000, 0x402000, 0x403000};
@@ -193,11 +216,9 @@ static void test_capture_skips_self(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strings),
-		cmocka_unit_test(test_stack_dedup),
-		cmocka_unit_test(test_sampling),
-		cmocka_unit_test(test_launch_counts),
-		cmocka_unit_test(test_capture_skips_self),
+		cmocka_unit_test(test_strings),	      cmocka_unit_test(test_static_strings),
+		cmocka_unit_test(test_stack_dedup),   cmocka_unit_test(test_sampling),
+		cmocka_unit_test(test_launch_counts), cmocka_unit_test(test_capture_skips_self),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
