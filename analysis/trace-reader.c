@@ -2,6 +2,9 @@
 /* Streaming reader of gpuwhy traces: frame by frame, bounded memory, any bytes accepted. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,26 +16,57 @@
 #include "gpuwhy/trace-codec.h"
 #include "trace-reader.h"
 
-#define GW_READ_CHUNK	   (128u << 10)
+#define GW_READ_CHUNK	   (1u << 20)
 #define GW_FIRST_OUT	   (256u << 10)
 #define GW_WINDOW_LOG_MAX  26 /* 64 MiB, as GW_READER_MAX_FRAME */
 #define GW_HEADER_MAX	   (GW_FILE_MAGIC_LEN + 4u + GW_RECORD_OVERHEAD + GW_MAX_RECORD_PAYLOAD)
 #define GW_SKIP_HEADER_LEN 8u
+#define GW_THREAD_MIN_SIZE (1u << 20) /* smaller inputs decompress inline in auto mode */
 
-struct gw_reader {
+/*
+ * One decompressed frame, or how the file ended where the next frame should have been.
+ * bytes_read is the compressed position after it, as the single-threaded reader reports it.
+ */
+struct gw_slot {
+	uint8_t *buf;
+	size_t cap, len;
+	int status; /* 1: a frame; 0: the end; < 0: the error to return */
+	bool partial_frame;
+	uint64_t bytes_read;
+	char reason[128]; /* badmsg_reason for an -EBADMSG status */
+};
+
+/* Where frames come from: owned by the decompression thread when there is one. */
+struct gw_source {
 	int fd; /* -1 for a memory reader */
 	const uint8_t *mem;
 	size_t mem_size;
-
 	uint8_t *in;
 	ZSTD_inBuffer zin;
-	bool eof;
+	bool eof; /* a read returned less than asked */
+	uint64_t bytes_read;
+	ZSTD_DStream *ds;
+};
+
+struct gw_reader {
+	struct gw_source src;
 	uint64_t bytes_read, file_size;
 
-	ZSTD_DStream *ds;
-	uint8_t *out;
-	size_t out_cap, out_len, out_pos;
+	/* the frame being decoded: a slot's buffer */
+	const uint8_t *out;
+	size_t out_len, out_pos;
 	struct gw_codec_state codec;
+
+	/* Slots form a ring: slot k % n holds frame k. The caller holds frame taken - 1 (its BYTES
+	 * point into it); the thread fills frame produced while produced - released < n. */
+	struct gw_slot slots[GW_READER_SLOTS];
+	unsigned nslots;
+	bool threaded;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t produced, taken, released;
+	bool stop; /* set under lock; read without it only as a hint to stop early */
 
 	uint8_t *header_buf;
 	struct gw_rec_header header;
@@ -88,21 +122,21 @@ static ssize_t read_full(int fd, uint8_t *p, size_t n)
 }
 
 /* The first n bytes after the position in the file or buffer; fewer at the end. */
-static ssize_t take(struct gw_reader *r, uint8_t *dst, size_t n)
+static ssize_t take(struct gw_source *src, uint8_t *dst, size_t n)
 {
 	ssize_t got;
 
-	if (r->fd < 0) {
-		size_t left = r->mem_size - (size_t)r->bytes_read;
+	if (src->fd < 0) {
+		size_t left = src->mem_size - (size_t)src->bytes_read;
 
 		got = (ssize_t)(n < left ? n : left);
-		memcpy(dst, r->mem + r->bytes_read, (size_t)got);
+		memcpy(dst, src->mem + src->bytes_read, (size_t)got);
 	} else {
-		got = read_full(r->fd, dst, n);
+		got = read_full(src->fd, dst, n);
 		if (got < 0)
 			return got;
 	}
-	r->bytes_read += (uint64_t)got;
+	src->bytes_read += (uint64_t)got;
 	return got;
 }
 
@@ -116,7 +150,7 @@ static int read_file_header(struct gw_reader *r)
 	ssize_t got;
 	int k;
 
-	got = take(r, skip, sizeof(skip));
+	got = take(&r->src, skip, sizeof(skip));
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < sizeof(skip) || get_le32(skip) != GW_SKIPPABLE_MAGIC)
@@ -127,7 +161,7 @@ static int read_file_header(struct gw_reader *r)
 	r->header_buf = malloc(content);
 	if (!r->header_buf)
 		return -ENOMEM;
-	got = take(r, r->header_buf, content);
+	got = take(&r->src, r->header_buf, content);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < content || memcmp(r->header_buf, GW_FILE_MAGIC, GW_FILE_MAGIC_LEN))
@@ -152,34 +186,98 @@ static int read_file_header(struct gw_reader *r)
 	return 0;
 }
 
-static int reader_init(struct gw_reader *r)
+/* CPUs this process may run on: a second thread only helps with two or more. */
+static int usable_cpus(void)
 {
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return CPU_COUNT(&set);
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static bool want_thread(const struct gw_reader *r, enum gw_reader_mode mode)
+{
+	switch (mode) {
+	case GW_READER_INLINE:
+		return false;
+	case GW_READER_THREADED:
+		return true;
+	default:
+		return r->file_size >= GW_THREAD_MIN_SIZE && usable_cpus() >= 2;
+	}
+}
+
+static void *decompress_thread(void *arg);
+
+/* Starts the decompression thread with every signal blocked: signals stay the caller's. */
+static int start_thread(struct gw_reader *r)
+{
+	sigset_t all, old;
+	int err;
+
+	err = pthread_mutex_init(&r->lock, NULL);
+	if (err)
+		return -err;
+	err = pthread_cond_init(&r->cond, NULL);
+	if (err) {
+		pthread_mutex_destroy(&r->lock);
+		return -err;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&r->thread, NULL, decompress_thread, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+		return -err;
+	}
+	r->threaded = true;
+	return 0;
+}
+
+static int reader_init(struct gw_reader *r, enum gw_reader_mode mode)
+{
+	struct gw_source *src = &r->src;
 	int err;
 
 	err = read_file_header(r);
 	if (err < 0)
 		return err;
-	r->ds = ZSTD_createDStream();
-	r->out_cap = GW_FIRST_OUT;
-	r->out = malloc(r->out_cap);
-	if (!r->ds || !r->out)
+	r->bytes_read = src->bytes_read;
+	src->ds = ZSTD_createDStream();
+	if (!src->ds)
 		return -ENOMEM;
-	ZSTD_DCtx_setParameter(r->ds, ZSTD_d_windowLogMax, GW_WINDOW_LOG_MAX);
-	if (r->fd < 0) {
-		r->zin.src = r->mem + r->bytes_read;
-		r->zin.size = r->mem_size - (size_t)r->bytes_read;
-		r->zin.pos = 0;
-		r->bytes_read = r->mem_size - r->zin.size;
+	ZSTD_DCtx_setParameter(src->ds, ZSTD_d_windowLogMax, GW_WINDOW_LOG_MAX);
+	if (src->fd < 0) {
+		src->zin.src = src->mem + src->bytes_read;
+		src->zin.size = src->mem_size - (size_t)src->bytes_read;
+		src->zin.pos = 0;
 	} else {
-		r->in = malloc(GW_READ_CHUNK);
-		if (!r->in)
+		src->in = malloc(GW_READ_CHUNK);
+		if (!src->in)
 			return -ENOMEM;
-		r->zin.src = r->in;
+		src->zin.src = src->in;
+	}
+	r->nslots = want_thread(r, mode) ? GW_READER_SLOTS : 1;
+	for (unsigned i = 0; i < r->nslots; i++) {
+		r->slots[i].cap = GW_FIRST_OUT;
+		r->slots[i].buf = malloc(GW_FIRST_OUT);
+		if (!r->slots[i].buf)
+			return -ENOMEM;
+	}
+	if (r->nslots > 1) {
+		err = start_thread(r);
+		if (err < 0 && mode == GW_READER_THREADED)
+			return err;
+		if (err < 0)
+			r->nslots = 1; /* inline gives the same records, only slower */
 	}
 	return 0;
 }
 
-int gw_reader_open(const char *path, struct gw_reader **ret)
+int gw_reader_open_mode(const char *path, enum gw_reader_mode mode, struct gw_reader **ret)
 {
 	struct gw_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
@@ -187,12 +285,12 @@ int gw_reader_open(const char *path, struct gw_reader **ret)
 
 	if (!r)
 		return -ENOMEM;
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0) {
+	r->src.fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->src.fd < 0) {
 		err = -errno;
 		goto fail;
 	}
-	if (fstat(r->fd, &st) < 0) {
+	if (fstat(r->src.fd, &st) < 0) {
 		err = -errno;
 		goto fail;
 	}
@@ -201,7 +299,7 @@ int gw_reader_open(const char *path, struct gw_reader **ret)
 		goto fail;
 	}
 	r->file_size = (uint64_t)st.st_size;
-	err = reader_init(r);
+	err = reader_init(r, mode);
 	if (err < 0)
 		goto fail;
 	*ret = r;
@@ -211,18 +309,24 @@ fail:
 	return err;
 }
 
-int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret)
+int gw_reader_open(const char *path, struct gw_reader **ret)
+{
+	return gw_reader_open_mode(path, GW_READER_AUTO, ret);
+}
+
+int gw_reader_open_memory_mode(const void *data, size_t size, enum gw_reader_mode mode,
+			       struct gw_reader **ret)
 {
 	struct gw_reader *r = calloc(1, sizeof(*r));
 	int err;
 
 	if (!r)
 		return -ENOMEM;
-	r->fd = -1;
-	r->mem = data;
-	r->mem_size = data ? size : 0;
-	r->file_size = r->mem_size;
-	err = reader_init(r);
+	r->src.fd = -1;
+	r->src.mem = data;
+	r->src.mem_size = data ? size : 0;
+	r->file_size = r->src.mem_size;
+	err = reader_init(r, mode);
 	if (err < 0) {
 		gw_reader_free(r);
 		return err;
@@ -231,82 +335,186 @@ int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret)
 	return 0;
 }
 
+int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret)
+{
+	return gw_reader_open_memory_mode(data, size, GW_READER_AUTO, ret);
+}
+
 /* More compressed input; false at the end of the file. */
-static int refill(struct gw_reader *r)
+static int refill(struct gw_source *src)
 {
 	ssize_t got;
 
-	if (r->fd < 0)
+	if (src->fd < 0)
 		return 0;
-	got = read_full(r->fd, r->in, GW_READ_CHUNK);
+	got = read_full(src->fd, src->in, GW_READ_CHUNK);
 	if (got < 0)
 		return (int)got;
-	r->zin.size = (size_t)got;
-	r->zin.pos = 0;
+	src->eof = (size_t)got < GW_READ_CHUNK;
+	src->zin.size = (size_t)got;
+	src->zin.pos = 0;
 	return got > 0;
 }
 
-/* Decompresses the next whole frame into out: 1, 0 at the end, or -errno. */
-static int next_frame(struct gw_reader *r)
+/*
+ * Before a frame: keeps at least half a chunk of input ahead, so that a frame (the writer's
+ * compress to far less) lies whole in the input and zstd decodes it in one pass straight into
+ * the slot, without its window buffer and the copy out of it.
+ */
+static int top_up(struct gw_source *src)
 {
-	bool started = false;
+	size_t left = src->zin.size - src->zin.pos;
+	ssize_t got;
 
-	r->out_len = 0;
-	r->out_pos = 0;
+	if (src->fd < 0 || src->eof || left >= GW_READ_CHUNK / 2 || left == 0)
+		return 0;
+	memmove(src->in, src->in + src->zin.pos, left);
+	got = read_full(src->fd, src->in + left, GW_READ_CHUNK - left);
+	if (got < 0)
+		return (int)got;
+	src->eof = (size_t)got < GW_READ_CHUNK - left;
+	src->zin.size = left + (size_t)got;
+	src->zin.pos = 0;
+	return 0;
+}
+
+static bool stopping(struct gw_reader *r)
+{
+	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
+}
+
+/* Decompresses the next whole frame into s->buf: 1, 0 at the end, or -errno. */
+static int fill_frame(struct gw_reader *r, struct gw_slot *s)
+{
+	struct gw_source *src = &r->src;
+	bool started = false;
+	int err;
+
+	s->len = 0;
+	err = top_up(src);
+	if (err < 0)
+		return err;
 	for (;;) {
 		ZSTD_outBuffer o;
 		size_t before, z;
 
-		if (r->zin.pos == r->zin.size) {
-			int k = refill(r);
+		if (src->zin.pos == src->zin.size) {
+			int k;
 
+			if (r->threaded && stopping(r))
+				return -ECANCELED; /* gw_reader_free is waiting; nobody reads this */
+			k = refill(src);
 			if (k < 0)
 				return k;
 			if (k == 0) {
-				r->partial_frame = started;
+				s->partial_frame = started;
 				return 0;
 			}
 		}
 		started = true;
-		o.dst = r->out;
-		o.size = r->out_cap;
-		o.pos = r->out_len;
-		before = r->zin.pos;
-		z = ZSTD_decompressStream(r->ds, &o, &r->zin);
-		r->bytes_read += r->zin.pos - before;
+		o.dst = s->buf;
+		o.size = s->cap;
+		o.pos = s->len;
+		before = src->zin.pos;
+		z = ZSTD_decompressStream(src->ds, &o, &src->zin);
+		src->bytes_read += src->zin.pos - before;
 		if (ZSTD_isError(z))
 			return bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
-				   (unsigned long long)r->bytes_read, ZSTD_getErrorName(z));
-		r->out_len = o.pos;
+				   (unsigned long long)src->bytes_read, ZSTD_getErrorName(z));
+		s->len = o.pos;
 		if (z == 0)
 			return 1;
 		if (o.pos == o.size) {
 			uint8_t *bigger;
 
-			if (r->out_cap >= GW_READER_MAX_FRAME)
+			if (s->cap >= GW_READER_MAX_FRAME)
 				return bad(
 					"corrupt gpuwhy trace: a frame near byte %llu decompresses "
 					"to more than 64 MiB",
-					(unsigned long long)r->bytes_read);
-			bigger = realloc(r->out, r->out_cap * 2);
+					(unsigned long long)src->bytes_read);
+			bigger = realloc(s->buf, s->cap * 2);
 			if (!bigger)
 				return -ENOMEM;
-			r->out = bigger;
-			r->out_cap *= 2;
+			s->buf = bigger;
+			s->cap *= 2;
 		}
 	}
 }
 
-int gw_reader_next(struct gw_reader *r, struct gw_record *ret)
+/* Fills s with the next frame or with how the input ended, error text included. */
+static void produce(struct gw_reader *r, struct gw_slot *s)
+{
+	s->partial_frame = false;
+	s->status = fill_frame(r, s);
+	s->bytes_read = r->src.bytes_read;
+	if (s->status == -EBADMSG)
+		memcpy(s->reason, badmsg_reason, sizeof(s->reason));
+}
+
+/* Fills the ring ahead of the caller; ends after the slot that ends the input. */
+static void *decompress_thread(void *arg)
+{
+	struct gw_reader *r = arg;
+
+	for (;;) {
+		struct gw_slot *s;
+		uint64_t seq;
+
+		pthread_mutex_lock(&r->lock);
+		while (!stopping(r) && r->produced - r->released >= r->nslots)
+			pthread_cond_wait(&r->cond, &r->lock);
+		seq = r->produced;
+		pthread_mutex_unlock(&r->lock);
+		if (stopping(r))
+			break;
+		s = &r->slots[seq % r->nslots];
+		produce(r, s);
+		pthread_mutex_lock(&r->lock);
+		r->produced++;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		if (s->status <= 0)
+			break;
+	}
+	return NULL;
+}
+
+/* Moves to the next frame: gives back the one decoded so far, takes the next in file order. */
+static __attribute__((noinline)) int advance(struct gw_reader *r)
+{
+	struct gw_slot *s;
+
+	if (r->threaded) {
+		pthread_mutex_lock(&r->lock);
+		r->released = r->taken;
+		pthread_cond_broadcast(&r->cond);
+		while (r->produced == r->taken)
+			pthread_cond_wait(&r->cond, &r->lock);
+		pthread_mutex_unlock(&r->lock);
+		s = &r->slots[r->taken % r->nslots];
+	} else {
+		s = &r->slots[0];
+		produce(r, s);
+	}
+	r->taken++;
+	r->bytes_read = s->bytes_read;
+	r->partial_frame = s->partial_frame;
+	r->out = s->buf;
+	r->out_len = s->status > 0 ? s->len : 0;
+	r->out_pos = 0;
+	if (s->status == -EBADMSG)
+		memcpy(badmsg_reason, s->reason, sizeof(badmsg_reason));
+	return s->status;
+}
+
+/* flatten: the record decoders inline into this loop (gcc leaves them as calls otherwise). */
+__attribute__((flatten)) int gw_reader_next(struct gw_reader *r, struct gw_record *ret)
 {
 	for (;;) {
 		size_t consumed;
 		int k;
 
-		if (r->err)
-			return r->err;
-		if (r->done)
-			return 0;
+		/* the common case first: an error or the end leaves out_pos == out_len */
 		if (r->out_pos < r->out_len) {
 			k = gw_decode_record(&r->codec, r->out + r->out_pos,
 					     r->out_len - r->out_pos, ret, &consumed);
@@ -315,6 +523,7 @@ int gw_reader_next(struct gw_reader *r, struct gw_record *ret)
 					"corrupt gpuwhy trace: bad record in the frame ending at "
 					"byte %llu",
 					(unsigned long long)r->bytes_read);
+				r->out_len = r->out_pos;
 				continue;
 			}
 			r->out_pos += consumed;
@@ -324,7 +533,11 @@ int gw_reader_next(struct gw_reader *r, struct gw_record *ret)
 				r->footer = true;
 			return 1;
 		}
-		k = next_frame(r);
+		if (r->err)
+			return r->err;
+		if (r->done)
+			return 0;
+		k = advance(r);
 		if (k < 0)
 			r->err = k;
 		else if (k == 0)
@@ -362,11 +575,21 @@ void gw_reader_free(struct gw_reader *r)
 {
 	if (!r)
 		return;
-	if (r->fd >= 0)
-		close(r->fd);
-	ZSTD_freeDStream(r->ds);
-	free(r->in);
-	free(r->out);
+	if (r->threaded) {
+		pthread_mutex_lock(&r->lock);
+		__atomic_store_n(&r->stop, true, __ATOMIC_RELAXED);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(r->thread, NULL);
+		pthread_cond_destroy(&r->cond);
+		pthread_mutex_destroy(&r->lock);
+	}
+	if (r->src.fd >= 0)
+		close(r->src.fd);
+	ZSTD_freeDStream(r->src.ds);
+	free(r->src.in);
+	for (unsigned i = 0; i < GW_READER_SLOTS; i++)
+		free(r->slots[i].buf);
 	free(r->header_buf);
 	free(r);
 }

@@ -11,6 +11,25 @@
 /* Largest decompressed frame the reader accepts; a longer one makes the trace corrupt. */
 #define GW_READER_MAX_FRAME (64u << 20)
 
+/*
+ * With a decompression thread, frames decompressed and not yet given back: the one the caller
+ * decodes and the ones ready after it. Memory stays below this many GW_READER_MAX_FRAME.
+ */
+#define GW_READER_SLOTS 3
+
+/*
+ * How a reader decompresses. AUTO: on a second thread, ahead of the caller, when the input is
+ * 1 MiB or more and the process may run on two or more CPUs (with one, a second thread only
+ * adds switches); inline otherwise, or when the thread cannot be started. THREADED: always on
+ * a second thread (tests, fuzzing). INLINE: never. Every mode yields the same records, errors,
+ * error texts, flags and byte counts at the same calls.
+ */
+enum gw_reader_mode {
+	GW_READER_AUTO,
+	GW_READER_INLINE,
+	GW_READER_THREADED,
+};
+
 struct gw_reader;
 
 /*
@@ -19,9 +38,13 @@ struct gw_reader;
  * -EPROTONOSUPPORT when a newer gpuwhy wrote it; other -errno from open/read/malloc.
  */
 int gw_reader_open(const char *path, struct gw_reader **ret);
+/* The same with a mode; GW_READER_AUTO is gw_reader_open. */
+int gw_reader_open_mode(const char *path, enum gw_reader_mode mode, struct gw_reader **ret);
 
 /* Same over a buffer, which must outlive the reader (fuzzing, tests). */
 int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret);
+int gw_reader_open_memory_mode(const void *data, size_t size, enum gw_reader_mode mode,
+			       struct gw_reader **ret);
 
 /* The file header's record. Owned by the reader; its BYTES live as long as the reader. */
 const struct gw_rec_header *gw_reader_header(const struct gw_reader *r);
@@ -45,6 +68,7 @@ bool gw_reader_clean_exit(const struct gw_reader *r);
 uint64_t gw_reader_bytes_read(const struct gw_reader *r);
 uint64_t gw_reader_file_size(const struct gw_reader *r);
 
+/* Stops and joins the decompression thread, wherever the reader is; accepts NULL. */
 void gw_reader_free(struct gw_reader *r);
 
 /* A human reason for an error a reader function returned: for -EBADMSG, why the last one on

@@ -19,7 +19,7 @@ mkdir -p "$out/corpus"
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	-I"$root/include" -I"$root/analysis" -I"$root/tools" \
 	"$root/tests/fuzz/fuzz-reader.c" "$root/analysis/trace-reader.c" "$root/tools/dump.c" \
-	-lzstd -o "$out/fuzz-reader"
+	-lzstd -pthread -o "$out/fuzz-reader"
 # new inputs go to the scratch corpus; the seeds are read from the tree, never written
 cd "$out"
 ./fuzz-reader -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The reader on cut, corrupt, foreign and future files, and on records it does not know. */
+/* The reader on cut, corrupt, foreign and future files, unknown records, and with its thread. */
 #include <zstd.h>
 
 #include "trace-test-util.h"
@@ -43,12 +43,13 @@ static size_t append_frame(uint8_t *buf, size_t at, size_t cap, const uint8_t *s
 	return at + z;
 }
 
-static int count_records(const void *data, size_t size, struct gw_reader **ret)
+static int count_records(const void *data, size_t size, enum gw_reader_mode mode,
+			 struct gw_reader **ret)
 {
 	struct gw_record rec;
 	int n = 0, k;
 
-	k = gw_reader_open_memory(data, size, ret);
+	k = gw_reader_open_memory_mode(data, size, mode, ret);
 	if (k < 0)
 		return k;
 	while ((k = gw_reader_next(*ret, &rec)) > 0)
@@ -58,8 +59,9 @@ static int count_records(const void *data, size_t size, struct gw_reader **ret)
 
 /*
  * A trace of BATCHES frames of PER_BATCH records each, plus a last frame holding only the
- * footer (the writer frames on every flush), cut at every byte offset. The frame boundaries
- * come from zstd itself, so the expected count at a cut is what the complete frames hold.
+ * footer (the writer frames on every flush), cut at every byte offset, read inline and with
+ * the decompression thread. The frame boundaries come from zstd itself, so the expected count
+ * at a cut is what the complete frames hold.
  */
 static void test_cut_everywhere(void **state)
 {
@@ -104,11 +106,13 @@ static void test_cut_everywhere(void **state)
 	}
 	assert_int_equal(nframes, BATCHES + 2);
 
-	for (size_t cut = 0; cut <= size; cut++) {
+	for (size_t i = 0; i <= 2 * size + 1; i++) {
+		enum gw_reader_mode mode = i % 2 ? GW_READER_THREADED : GW_READER_INLINE;
+		size_t cut = i / 2;
 		struct gw_reader *r = NULL;
 		int want = 0, got;
 
-		got = count_records(file, cut, &r);
+		got = count_records(file, cut, mode, &r);
 		if (cut < ends[0]) {
 			assert_int_equal(got, -EBADMSG);
 			assert_null(r);
@@ -118,7 +122,8 @@ static void test_cut_everywhere(void **state)
 			if (ends[f] <= cut)
 				want += f <= BATCHES ? PER_BATCH : 1;
 		if (got != want)
-			fail_msg("cut at %zu of %zu: %d records, want %d", cut, size, got, want);
+			fail_msg("cut at %zu of %zu (mode %d): %d records, want %d", cut, size,
+				 mode, got, want);
 		assert_int_equal(gw_reader_truncated(r), cut != size);
 		assert_int_equal(gw_reader_clean_exit(r), cut == size);
 		gw_reader_free(r);
@@ -252,9 +257,11 @@ static void test_corrupt_frames(void **state)
 
 	(void)state;
 	hlen = make_file_header(file, sizeof(file), GW_FORMAT_VERSION, GW_FORMAT_VERSION);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		len = append_frame(file, hlen, sizeof(file), cases[i].p, cases[i].n);
-		assert_int_equal(gw_reader_open_memory(file, len, &r), 0);
+	for (size_t i = 0; i < 2 * sizeof(cases) / sizeof(cases[0]); i++) {
+		enum gw_reader_mode mode = i % 2 ? GW_READER_THREADED : GW_READER_INLINE;
+
+		len = append_frame(file, hlen, sizeof(file), cases[i / 2].p, cases[i / 2].n);
+		assert_int_equal(gw_reader_open_memory_mode(file, len, mode, &r), 0);
 		assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
 		assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
 		gw_reader_free(r);
@@ -265,6 +272,181 @@ static void test_corrupt_frames(void **state)
 	assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
 	gw_reader_free(r);
 	gw_reader_free(NULL);
+}
+
+/* Kernel records over FRAMES frames: frame 1 holds BIG_FRAME of them, more than the reader's
+ * first frame buffer (it must grow), the others SMALL_FRAME; each frame ends with a NOTE. */
+#define FRAMES	    5
+#define BIG_FRAME   40000
+#define SMALL_FRAME 300
+
+static uint8_t *write_frames(size_t *size)
+{
+	struct gw_writer_options opt = {
+		.flush_interval_ns = 3600ull * 1000000000ull,
+		.thread_buffer_bytes = 16u << 20,
+		.frame_bytes = 32u << 20,
+	};
+	struct gw_rec_header hdr;
+	uint64_t x = 0x2545f4914f6cdd1dull, t = 1000000;
+	char path[4096];
+	uint8_t *file;
+
+	gw_test_header(&hdr);
+	opt.fd = gw_test_tmpfile(path, sizeof(path));
+	assert_int_equal(gw_writer_start(&opt, &hdr), 0);
+	for (int f = 0; f < FRAMES; f++) {
+		int n = f == 1 ? BIG_FRAME : SMALL_FRAME;
+		struct gw_rec_note note = {.time_ns = t, .level = 1};
+		char text[32];
+
+		for (int i = 0; i < n; i++) {
+			struct gw_rec_kernel k = {.name_id = (uint64_t)(i % 97),
+						  .grid_x = x % 4096};
+
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			k.correlation = (uint64_t)(f * BIG_FRAME + i + 1);
+			k.start_ns = t += x % 5000;
+			k.end_ns = t += 1000 + x % 3000;
+			assert_true(gw_emit(GW_REC_KERNEL, &k));
+		}
+		snprintf(text, sizeof(text), "frame %d", f);
+		note.text = (struct gw_bytes){(const uint8_t *)text, (uint32_t)strlen(text)};
+		assert_true(gw_emit(GW_REC_NOTE, &note));
+		gw_writer_flush(10ull * 1000000000ull);
+	}
+	assert_int_equal(gw_writer_stop(true, 0), 0);
+	file = gw_test_read_file(path, size);
+	unlink(path);
+	return file;
+}
+
+/*
+ * Reads the same bytes inline and threaded in lockstep: every call returns the same value,
+ * record, error text and byte count, and the flags agree at the end. Returns the records read.
+ */
+static size_t assert_modes_agree(const uint8_t *data, size_t size, const char *what)
+{
+	struct gw_reader *a = NULL, *b = NULL, *c = NULL;
+	struct gw_record ra, rb;
+	size_t n = 0;
+	int ka, kb;
+
+	ka = gw_reader_open_memory_mode(data, size, GW_READER_INLINE, &a);
+	kb = gw_reader_open_memory_mode(data, size, GW_READER_THREADED, &b);
+	assert_int_equal(ka, kb);
+	if (ka < 0)
+		return 0;
+	do {
+		char reason[160];
+
+		ka = gw_reader_next(a, &ra);
+		snprintf(reason, sizeof(reason), "%s", gw_reader_strerror(ka));
+		/* the reason is per thread: overwrite it, so b must set its own */
+		assert_int_equal(gw_reader_open_memory(NULL, 0, &c), -EBADMSG);
+		kb = gw_reader_next(b, &rb);
+		if (ka != kb || strcmp(reason, gw_reader_strerror(kb)))
+			fail_msg("%s, record %zu: inline %d (%s), threaded %d (%s)", what, n, ka,
+				 reason, kb, gw_reader_strerror(kb));
+		assert_int_equal(gw_reader_bytes_read(a), gw_reader_bytes_read(b));
+		if (ka == 1) {
+			assert_int_equal(ra.type, rb.type);
+			assert_int_equal(ra.version, rb.version);
+			gw_test_assert_record_equal(ra.type, &ra.api, &rb.api);
+			n++;
+		}
+	} while (ka == 1);
+	/* an error or the end stays */
+	assert_int_equal(gw_reader_next(a, &ra), ka);
+	assert_int_equal(gw_reader_next(b, &rb), ka);
+	assert_int_equal(gw_reader_truncated(a), gw_reader_truncated(b));
+	assert_int_equal(gw_reader_clean_exit(a), gw_reader_clean_exit(b));
+	gw_reader_free(a);
+	gw_reader_free(b);
+	return n;
+}
+
+/* The threaded reader yields what the inline one does on the whole file, on cuts (inside and
+ * at the ends of frames) and on a flipped byte anywhere (a corrupt frame, or a checksum error
+ * when zstd decodes the damage), in every frame. */
+static void test_threaded_matches_inline(void **state)
+{
+	size_t size, full, ends[FRAMES + 2], nframes = 0, pos;
+	uint8_t *file, *copy;
+
+	(void)state;
+	file = write_frames(&size);
+	full = assert_modes_agree(file, size, "whole file");
+	/* every kernel, a note per frame, the footer */
+	assert_int_equal(full, BIG_FRAME + (FRAMES - 1) * SMALL_FRAME + FRAMES + 1);
+
+	pos = ZSTD_findFrameCompressedSize(file, size);
+	while (!ZSTD_isError(pos) && pos < size && nframes < FRAMES + 2) {
+		size_t z = ZSTD_findFrameCompressedSize(file + pos, size - pos);
+
+		assert_false(ZSTD_isError(z));
+		pos += z;
+		ends[nframes++] = pos;
+	}
+	assert_int_equal(nframes, FRAMES + 1);
+	for (size_t f = 0; f < nframes; f++) {
+		assert_modes_agree(file, ends[f] - 1, "cut before a frame end");
+		assert_modes_agree(file, ends[f], "cut at a frame end");
+	}
+	for (size_t step = 0; step < 64; step++)
+		assert_modes_agree(file, size * step / 64 + step, "cut");
+
+	copy = malloc(size);
+	assert_non_null(copy);
+	for (size_t step = 0; step < 96; step++) {
+		size_t at = 40 + (size - 40) * step / 96;
+		char what[64];
+
+		memcpy(copy, file, size);
+		copy[at] ^= (uint8_t)(0x5a + step);
+		snprintf(what, sizeof(what), "byte %zu of %zu flipped", at, size);
+		assert_modes_agree(copy, size, what);
+	}
+	free(copy);
+	free(file);
+}
+
+/* A file read through the thread and freed at any point: mid-frame, between frames, after the
+ * end, right after opening (the sanitizer builds see a leak or a race if the join is wrong). */
+static void test_threaded_free_anywhere(void **state)
+{
+	static const size_t stops[] = {0, 1, SMALL_FRAME + 1, SMALL_FRAME + 5000, (size_t)-1};
+	uint8_t *file;
+	char path[4096];
+	size_t size;
+	int fd;
+
+	(void)state;
+	file = write_frames(&size);
+	fd = gw_test_tmpfile(path, sizeof(path));
+	assert_int_equal(write(fd, file, size), (ssize_t)size);
+	close(fd);
+	for (size_t i = 0; i < sizeof(stops) / sizeof(stops[0]); i++) {
+		struct gw_reader *r = NULL;
+		struct gw_record rec;
+		size_t n = 0;
+		int k = 1;
+
+		assert_int_equal(gw_reader_open_mode(path, GW_READER_THREADED, &r), 0);
+		while (n < stops[i] && (k = gw_reader_next(r, &rec)) > 0)
+			n++;
+		if (stops[i] == (size_t)-1) {
+			assert_int_equal(k, 0);
+			assert_int_equal(n, BIG_FRAME + (FRAMES - 1) * SMALL_FRAME + FRAMES + 1);
+			assert_true(gw_reader_clean_exit(r));
+			assert_int_equal(gw_reader_bytes_read(r), size);
+		}
+		gw_reader_free(r);
+	}
+	unlink(path);
+	free(file);
 }
 
 static int teardown(void **state)
@@ -282,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_future_version),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_corrupt_frames),
+		cmocka_unit_test_teardown(test_threaded_matches_inline, teardown),
+		cmocka_unit_test_teardown(test_threaded_free_anywhere, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
