@@ -33,26 +33,42 @@ static void decode_as_frame(const uint8_t *data, size_t size, FILE *sink)
 	}
 }
 
+/* Reads the input inline, printing every record, and through the decompression thread that
+ * files of 1 MiB or more get; the two must agree call by call, or the target aborts. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
-	struct gw_reader *r = NULL;
-	struct gw_record rec;
-	int k;
+	struct gw_reader *r = NULL, *t = NULL;
+	struct gw_record rec, trec;
+	int k, tk;
 
 	if (!sink)
 		sink = fopen("/dev/null", "w");
 	decode_as_frame(data, size, sink);
-	if (gw_reader_open_memory(data, size, &r) < 0)
+	k = gw_reader_open_memory_mode(data, size, GW_READER_INLINE, &r);
+	tk = gw_reader_open_memory_mode(data, size, GW_READER_THREADED, &t);
+	if (k != tk)
+		abort();
+	if (k < 0)
 		return 0;
-	while ((k = gw_reader_next(r, &rec)) > 0) {
+	do {
+		k = gw_reader_next(r, &rec);
 		/* the printer touches every field, every byte of BYTES and every IPS entry */
-		if (sink)
+		if (k > 0 && sink)
 			gw_dump_record(&rec, sink);
-	}
-	gw_reader_truncated(r);
-	gw_reader_clean_exit(r);
+		tk = gw_reader_next(t, &trec);
+		if (k != tk || gw_reader_bytes_read(r) != gw_reader_bytes_read(t))
+			abort();
+		if (k > 0 && (rec.type != trec.type || rec.version != trec.version))
+			abort();
+		if (k > 0 && sink)
+			gw_dump_record(&trec, sink);
+	} while (k > 0);
+	if (gw_reader_truncated(r) != gw_reader_truncated(t) ||
+	    gw_reader_clean_exit(r) != gw_reader_clean_exit(t))
+		abort();
 	gw_reader_free(r);
+	gw_reader_free(t);
 	return 0;
 }
 
