@@ -226,14 +226,15 @@ static int start_thread(struct gw_reader *r)
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r->threaded = true; /* before the thread reads it */
 	err = pthread_create(&r->thread, NULL, decompress_thread, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
+		r->threaded = false;
 		pthread_cond_destroy(&r->cond);
 		pthread_mutex_destroy(&r->lock);
 		return -err;
 	}
-	r->threaded = true;
 	return 0;
 }
 
