@@ -18,17 +18,21 @@
 #include "trace-writer.h"
 
 /* CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. Pages are
- * touched only as CUPTI fills them (MAP_NORESERVE, lowest free buffer first). */
-/* One CUPTI buffer can hold far more records than a thread's ring in the writer (1 MiB): after
- * this many (a kernel record takes 136 bytes there: about half the ring), the CUPTI thread
- * waits for the writer to catch up rather than drop records. Each wait ends a frame. */
+ * touched only as CUPTI fills them (MAP_NORESERVE), and the lowest free buffer is handed out
+ * first, so a steady flow keeps reusing one warm MiB. */
+/* One CUPTI buffer can hold more records than a thread's ring in the writer (1 MiB): after
+ * this many (a kernel record takes 136 bytes there: about half the ring), counted across the
+ * buffers a thread converts, it waits for the writer to catch up rather than drop records.
+ * Each wait ends a frame. */
 #define RECORDS_PER_DRAIN 4096
 #define DRAIN_WAIT_NS	  200000000ull
 #define POOL_BUFFERS	  16
-#define BUFFER_BYTES	  (4u << 20)
+#define BUFFER_BYTES	  (1u << 20)
 #define BUFFER_ALIGN	  8
 
 static uint8_t *pool;
+/* records this thread converted since it last waited for the writer (initial-exec: 4 bytes) */
+static __thread __attribute__((tls_model("initial-exec"))) uint32_t since_drain;
 static _Atomic uint32_t pool_free; /* bit i set: buffer i is free */
 static _Atomic bool activity_on;
 
@@ -185,7 +189,8 @@ void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 					size_t size, size_t valid_size)
 {
 	CUpti_Activity *a = NULL;
-	size_t dropped = 0, n = 0;
+	uint32_t n = since_drain;
+	size_t dropped = 0;
 
 	(void)size;
 	if (!buffer)
@@ -213,9 +218,12 @@ void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 			default:
 				break;
 			}
-			if (++n % RECORDS_PER_DRAIN == 0)
+			if (++n == RECORDS_PER_DRAIN) {
 				gw_writer_flush(DRAIN_WAIT_NS);
+				n = 0;
+			}
 		}
+		since_drain = n;
 		if (gw_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
 			    CUPTI_SUCCESS &&
 		    dropped) {
