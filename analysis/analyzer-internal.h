@@ -23,8 +23,11 @@ enum {
 struct gw_op {
 	uint64_t start_ns, end_ns;
 	union {
-		uint64_t corr; /* until the join: the correlation id */
-		uint64_t api;  /* from the join on: index into apis, UINT32_MAX none */
+		uint64_t corr;	      /* until the join: the correlation id */
+		struct {	      /* from the join on: */
+			uint32_t api; /* index into apis, UINT32_MAX none */
+			float fill;   /* SM fill (kernels; 0 for copies and memsets) */
+		};
 	};
 	uint32_t name_id, stream;
 	uint32_t blocks, smem;
@@ -156,7 +159,6 @@ struct gw_analyzer {
 	bool ops_unsorted;	 /* an op arrived out of (dev, start) order */
 	bool sync_outside;	 /* the join made a call wait that is not in sync_apis */
 	uint32_t *kidx;		 /* per kernel: a device's kernels in (stream, start) order */
-	float *op_fill;
 
 	struct gw_vec syncs; /* struct gw_sync_acc */
 	struct gw_hmap sync_map;
@@ -188,7 +190,7 @@ int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct 
 /* Position i of idx, device-relative kernel indices of device d in (stream, start) order, or
  * the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment and tiny
  * run that position i ends (marking chains, adding fusion candidates), opens those it starts.
- * Needs op_fill, the ops' api and the TINY and OVERLAP flags of positions up to i. */
+ * Needs the ops' fill and api and the TINY and OVERLAP flags of positions up to i. */
 int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
 		 size_t m, struct gw_runs *st);
 

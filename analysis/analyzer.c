@@ -654,11 +654,9 @@ static int join_and_sort(struct gw_analyzer *a)
 		return -ENOMEM;
 	ops = a->ops.data;
 	apis = a->apis.data;
-	a->op_fill = malloc((a->ops.len ? a->ops.len : 1) * sizeof(*a->op_fill));
 	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
-	if (!a->op_fill || !a->kidx)
+	if (!a->kidx)
 		return -ENOMEM;
-	gw_populate(a->op_fill, a->ops.len * sizeof(*a->op_fill));
 	for (size_t i = 0; i < a->devs.len; i++) {
 		devs[i].op_begin = devs[i].op_end = 0;
 		devs[i].r.start_ns = UINT64_MAX;
@@ -692,13 +690,14 @@ static int join_and_sort(struct gw_analyzer *a)
 		d->op_end = i + 1;
 		if (op->end_ns > d->r.end_ns)
 			d->r.end_ns = op->end_ns;
-		op->api = ai; /* the correlation id is not needed any more */
-		a->op_fill[i] = 0;
+		/* The correlation id is not needed any more: its place holds the API and fill. */
+		op->api = ai;
+		op->fill = 0;
 		if (op->kind == GW_OP_KERNEL) {
 			struct gw_class_cache *cc =
 				class_of(a, class_cache, d->r.trace, op->name_id);
 
-			a->op_fill[i] = op_fill(fill_cache, d, op);
+			op->fill = op_fill(fill_cache, d, op);
 			op->cls = cc->cls;
 			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
 				op->flags |= GW_OPF_TINY;
@@ -1287,8 +1286,8 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 		}
 	}
 	res->events_held = a->ops.len + a->apis.len + a->mevs.len;
-	res->bytes_held = a->ops.len * (sizeof(struct gw_op) + sizeof(float)) +
-			  a->apis.len * sizeof(struct gw_api) + a->mevs.len * sizeof(struct gw_mev);
+	res->bytes_held = a->ops.len * sizeof(struct gw_op) + a->apis.len * sizeof(struct gw_api) +
+			  a->mevs.len * sizeof(struct gw_mev);
 	*ret = res;
 	a->res = NULL;
 	return 0;
@@ -1332,7 +1331,6 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->apis);
 	gw_vec_free(&a->mevs);
 	gw_vec_free(&a->sync_apis);
-	free(a->op_fill);
 	free(a->kidx);
 	gw_vec_free(&a->syncs);
 	gw_hmap_free(&a->sync_map);

@@ -278,10 +278,9 @@ int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx
 		 size_t m, struct gw_runs *st)
 {
 	struct gw_op *ops = (struct gw_op *)a->ops.data + d->op_begin;
-	const float *fill = a->op_fill + d->op_begin;
 	const struct gw_op *o = i < m ? &ops[idx[i]] : NULL;
 	bool fresh_stream = !o || (i && o->stream != ops[idx[i - 1]].stream);
-	bool cand = o && fill[idx[i]] < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
+	bool cand = o && o->fill < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
 	bool tiny = o && (o->flags & GW_OPF_TINY);
 	int r;
 
@@ -518,7 +517,6 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 
 static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct gw_heap *h)
 {
-	const float *fill = w->a->op_fill + w->d->op_begin;
 	const double sms = w->sms;
 	double cls_fill[GW_BUCKET_COUNT] = {0};
 	double fill_sm_ns = w->d->fill_sm_ns;
@@ -590,7 +588,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			const struct gw_op *o = &ops[heap_pop(h, ops)];
 
 			if (o->kind == GW_OP_KERNEL) {
-				cls_fill[o->cls] -= fill[o - ops];
+				cls_fill[o->cls] -= o->fill;
 				if (--nk == 0)
 					memset(cls_fill, 0, sizeof(cls_fill));
 				if (o->flags & GW_OPF_CHAIN)
@@ -604,13 +602,13 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			if (o->kind == GW_OP_KERNEL) {
 				uint64_t gb = w->last_gap_end == o->start_ns ? w->last_gap_len : 0;
 
-				cls_fill[o->cls] += fill[i];
+				cls_fill[o->cls] += o->fill;
 				nk++;
 				if (o->flags & GW_OPF_CHAIN)
 					nchain++;
 				uint32_t ai = (uint32_t)o->api;
 
-				if ((r = kernel_stat(w, o, fill[i], ai)) < 0)
+				if ((r = kernel_stat(w, o, o->fill, ai)) < 0)
 					return r;
 				if ((o->flags & GW_OPF_TINY) && (r = tiny_add(w, o, ai, gb)) < 0)
 					return r;
