@@ -358,24 +358,41 @@ static int refill(struct gw_source *src)
 }
 
 /*
- * Before a frame: keeps at least half a chunk of input ahead, so that a frame (the writer's
- * compress to far less) lies whole in the input and zstd decodes it in one pass straight into
- * the slot, without its window buffer and the copy out of it.
+ * Before a frame: when the frame is not whole in the input, moves the rest to the front and
+ * reads on, and makes the slot as large as the frame header says; then zstd decodes the frame
+ * in one pass straight into the slot, without its window buffer and the copy out of it.
  */
-static int top_up(struct gw_source *src)
+static int prepare(struct gw_source *src, struct gw_slot *s)
 {
-	size_t left = src->zin.size - src->zin.pos;
+	size_t left = src->zin.size - src->zin.pos, z;
+	unsigned long long content;
 	ssize_t got;
 
-	if (src->fd < 0 || src->eof || left >= GW_READ_CHUNK / 2 || left == 0)
-		return 0;
-	memmove(src->in, src->in + src->zin.pos, left);
-	got = read_full(src->fd, src->in + left, GW_READ_CHUNK - left);
-	if (got < 0)
-		return (int)got;
-	src->eof = (size_t)got < GW_READ_CHUNK - left;
-	src->zin.size = left + (size_t)got;
-	src->zin.pos = 0;
+	if (src->fd >= 0 && !src->eof && left < GW_READ_CHUNK) {
+		z = ZSTD_findFrameCompressedSize(src->in + src->zin.pos, left);
+		if (ZSTD_isError(z) || z > left) {
+			memmove(src->in, src->in + src->zin.pos, left);
+			got = read_full(src->fd, src->in + left, GW_READ_CHUNK - left);
+			if (got < 0)
+				return (int)got;
+			src->eof = (size_t)got < GW_READ_CHUNK - left;
+			src->zin.size = left + (size_t)got;
+			src->zin.pos = 0;
+			left = src->zin.size;
+		}
+	}
+	content = ZSTD_getFrameContentSize((const uint8_t *)src->zin.src + src->zin.pos, left);
+	if (content <= GW_READER_MAX_FRAME && content > s->cap) {
+		size_t cap = s->cap;
+
+		while (cap < content)
+			cap *= 2;
+		free(s->buf);
+		s->buf = malloc(cap);
+		s->cap = s->buf ? cap : 0;
+		if (!s->buf)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -392,7 +409,7 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 	int err;
 
 	s->len = 0;
-	err = top_up(src);
+	err = prepare(src, s);
 	if (err < 0)
 		return err;
 	for (;;) {
