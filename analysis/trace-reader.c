@@ -11,7 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+#define ZSTD_STATIC_LINKING_ONLY /* ZSTD_d_forceIgnoreChecksum */
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #include "gpuwhy/trace-codec.h"
 #include "trace-reader.h"
@@ -32,6 +36,8 @@ struct gw_slot {
 	size_t cap, len;
 	int status; /* 1: a frame; 0: the end; < 0: the error to return */
 	bool partial_frame;
+	bool has_checksum; /* the caller checks it: checksum, the frame's last 4 bytes */
+	uint32_t checksum;
 	uint64_t bytes_read;
 	char reason[128]; /* badmsg_reason for an -EBADMSG status */
 };
@@ -44,8 +50,11 @@ struct gw_source {
 	uint8_t *in;
 	ZSTD_inBuffer zin;
 	bool eof; /* a read returned less than asked */
+	uint8_t tail
+		[4]; /* the last bytes of the chunks before in, for a checksum split by a read */
 	uint64_t bytes_read;
 	ZSTD_DStream *ds;
+	bool own_checksum; /* zstd skips the checksum: the caller's thread checks it */
 };
 
 struct gw_reader {
@@ -251,6 +260,10 @@ static int reader_init(struct gw_reader *r, enum gw_reader_mode mode)
 	if (!src->ds)
 		return -ENOMEM;
 	ZSTD_DCtx_setParameter(src->ds, ZSTD_d_windowLogMax, GW_WINDOW_LOG_MAX);
+	/* The checksum (an XXH64 of the frame's content) is the part of decompression that is
+	 * easiest to move to the caller's thread, which has time to spare when decoding. */
+	src->own_checksum = !ZSTD_isError(
+		ZSTD_DCtx_setParameter(src->ds, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum));
 	if (src->fd < 0) {
 		src->zin.src = src->mem + src->bytes_read;
 		src->zin.size = src->mem_size - (size_t)src->bytes_read;
@@ -348,6 +361,10 @@ static int refill(struct gw_source *src)
 
 	if (src->fd < 0)
 		return 0;
+	for (size_t i = src->zin.size < 4 ? 0 : src->zin.size - 4; i < src->zin.size; i++) {
+		memmove(src->tail, src->tail + 1, 3);
+		src->tail[3] = src->in[i];
+	}
 	got = read_full(src->fd, src->in, GW_READ_CHUNK);
 	if (got < 0)
 		return (int)got;
@@ -396,6 +413,20 @@ static int prepare(struct gw_source *src, struct gw_slot *s)
 	return 0;
 }
 
+/* The 4 bytes before the input position, part of them from before the last read. */
+static uint32_t last_le32(const struct gw_source *src)
+{
+	const uint8_t *p = (const uint8_t *)src->zin.src;
+	uint8_t b[4];
+	size_t pos = src->zin.pos;
+
+	if (pos >= 4)
+		return get_le32(p + pos - 4);
+	memcpy(b, src->tail + pos, 4 - pos);
+	memcpy(b + 4 - pos, p, pos);
+	return get_le32(b);
+}
+
 static bool stopping(struct gw_reader *r)
 {
 	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
@@ -429,6 +460,13 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 				return 0;
 			}
 		}
+		if (!started) {
+			const uint8_t *h = (const uint8_t *)src->zin.src + src->zin.pos;
+
+			/* a frame header's descriptor byte says whether a checksum ends the frame */
+			s->has_checksum = src->own_checksum && src->zin.size - src->zin.pos > 4 &&
+					  get_le32(h) == ZSTD_MAGICNUMBER && (h[4] & 4);
+		}
 		started = true;
 		o.dst = s->buf;
 		o.size = s->cap;
@@ -440,8 +478,11 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 			return bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
 				   (unsigned long long)src->bytes_read, ZSTD_getErrorName(z));
 		s->len = o.pos;
-		if (z == 0)
+		if (z == 0) {
+			if (s->has_checksum)
+				s->checksum = last_le32(src);
 			return 1;
+		}
 		if (o.pos == o.size) {
 			uint8_t *bigger;
 
@@ -463,6 +504,7 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 static void produce(struct gw_reader *r, struct gw_slot *s)
 {
 	s->partial_frame = false;
+	s->has_checksum = false;
 	s->status = fill_frame(r, s);
 	s->bytes_read = r->src.bytes_read;
 	if (s->status == -EBADMSG)
@@ -515,6 +557,13 @@ static __attribute__((noinline)) int advance(struct gw_reader *r)
 		produce(r, s);
 	}
 	r->taken++;
+	if (s->status > 0 && s->has_checksum && (uint32_t)XXH64(s->buf, s->len, 0) != s->checksum) {
+		/* where and how zstd would have said it */
+		s->status = bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
+				(unsigned long long)s->bytes_read,
+				ZSTD_getErrorName((size_t)-ZSTD_error_checksum_wrong));
+		memcpy(s->reason, badmsg_reason, sizeof(s->reason));
+	}
 	r->bytes_read = s->bytes_read;
 	r->partial_frame = s->partial_frame;
 	r->out = s->buf;

@@ -449,6 +449,113 @@ static void test_threaded_free_anywhere(void **state)
 	free(file);
 }
 
+/* Reads a whole file through each path (memory and file, inline and threaded): the records
+ * before the end or the error, and what the last call returned. */
+static void read_all_paths(const uint8_t *file, size_t size, int want_records, int want_end)
+{
+	char path[4096];
+	int fd;
+
+	fd = gw_test_tmpfile(path, sizeof(path));
+	assert_int_equal(write(fd, file, size), (ssize_t)size);
+	close(fd);
+	for (int i = 0; i < 4; i++) {
+		enum gw_reader_mode mode = i % 2 ? GW_READER_THREADED : GW_READER_INLINE;
+		struct gw_reader *r = NULL;
+		struct gw_record rec;
+		int n = 0, k;
+
+		if (i < 2)
+			assert_int_equal(gw_reader_open_memory_mode(file, size, mode, &r), 0);
+		else
+			assert_int_equal(gw_reader_open_mode(path, mode, &r), 0);
+		while ((k = gw_reader_next(r, &rec)) > 0)
+			n++;
+		if (n != want_records || k != want_end)
+			fail_msg("path %d: %d records then %d, want %d then %d", i, n, k,
+				 want_records, want_end);
+		if (k == -EBADMSG)
+			assert_non_null(strstr(gw_reader_strerror(k), "checksum"));
+		gw_reader_free(r);
+	}
+	unlink(path);
+}
+
+/*
+ * Checksums: a frame of incompressible NOTE text whose compressed size is 2 MiB + 2 bytes
+ * (its checksum then straddles two of the file reader's 1 MiB reads), then a small frame.
+ * Intact, all 4 records read; one byte flipped in the text or in the checksum, the big frame
+ * fails its checksum before yielding anything.
+ */
+static void test_checksums(void **state)
+{
+	const size_t target = (2u << 20) + 2, cap = (3u << 20);
+	uint8_t *file = malloc(cap), *recs = malloc(cap), *text = malloc(cap);
+	size_t hlen, big = 0, len = 0, last = 600000;
+	struct gw_codec_state cs;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	ZSTD_CCtx *cc = ZSTD_createCCtx();
+
+	(void)state;
+	assert_non_null(file);
+	assert_non_null(recs);
+	assert_non_null(text);
+	assert_non_null(cc);
+	for (size_t i = 0; i < cap; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		text[i] = (uint8_t)x;
+	}
+	assert_false(ZSTD_isError(ZSTD_CCtx_setParameter(cc, ZSTD_c_checksumFlag, 1)));
+	hlen = make_file_header(file, cap, GW_FORMAT_VERSION, GW_FORMAT_VERSION);
+	/* raw blocks: the frame grows byte for byte with the last text, so this converges */
+	for (int tries = 0; tries < 20 && big != target; tries++) {
+		size_t n = 0;
+
+		gw_codec_reset(&cs);
+		for (int i = 0; i < 3; i++) {
+			struct gw_rec_note note = {.time_ns = 100 + (uint64_t)i, .level = 1};
+			int k;
+
+			note.text = (struct gw_bytes){text + 760000 * i,
+						      i < 2 ? 760000 : (uint32_t)last};
+			k = gw_encode_record(&cs, GW_REC_NOTE, &note, recs + n, cap - n);
+			assert_true(k > 0);
+			n += (size_t)k;
+		}
+		big = ZSTD_compress2(cc, file + hlen, cap - hlen, recs, n);
+		assert_false(ZSTD_isError(big));
+		last += target - big;
+	}
+	assert_int_equal(big, target);
+	{
+		struct gw_rec_note note = {.time_ns = 900, .level = 2};
+		size_t z;
+		int k;
+
+		note.text = (struct gw_bytes){(const uint8_t *)"after", 5};
+		gw_codec_reset(&cs);
+		k = gw_encode_record(&cs, GW_REC_NOTE, &note, recs, cap);
+		assert_true(k > 0);
+		z = ZSTD_compress2(cc, file + hlen + big, cap - hlen - big, recs, (size_t)k);
+		assert_false(ZSTD_isError(z));
+		len = hlen + big + z;
+	}
+
+	read_all_paths(file, len, 4, 0);
+	file[hlen + big - 1] ^= 0x10; /* the checksum's last byte */
+	read_all_paths(file, len, 0, -EBADMSG);
+	file[hlen + big - 1] ^= 0x10;
+	file[hlen + big / 2] ^= 0x01; /* text in a raw block */
+	read_all_paths(file, len, 0, -EBADMSG);
+
+	ZSTD_freeCCtx(cc);
+	free(text);
+	free(recs);
+	free(file);
+}
+
 static int teardown(void **state)
 {
 	(void)state;
@@ -464,6 +571,7 @@ int main(void)
 		cmocka_unit_test(test_future_version),
 		cmocka_unit_test(test_not_a_trace),
 		cmocka_unit_test(test_corrupt_frames),
+		cmocka_unit_test(test_checksums),
 		cmocka_unit_test_teardown(test_threaded_matches_inline, teardown),
 		cmocka_unit_test_teardown(test_threaded_free_anywhere, teardown),
 	};
