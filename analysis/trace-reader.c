@@ -50,8 +50,8 @@ struct gw_source {
 	uint8_t *in;
 	ZSTD_inBuffer zin;
 	bool eof; /* a read returned less than asked */
-	uint8_t tail
-		[4]; /* the last bytes of the chunks before in, for a checksum split by a read */
+	/* the last bytes of the chunks read before in, for a checksum split by a read */
+	uint8_t tail[4];
 	uint64_t bytes_read;
 	ZSTD_DStream *ds;
 	bool own_checksum; /* zstd skips the checksum: the caller's thread checks it */
@@ -75,7 +75,7 @@ struct gw_reader {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t produced, taken, released;
-	bool stop; /* set under lock; read without it only as a hint to stop early */
+	bool stop; /* atomic; set under lock, read without it only to stop early */
 
 	uint8_t *header_buf;
 	struct gw_rec_header header;
@@ -519,6 +519,7 @@ static void *decompress_thread(void *arg)
 	for (;;) {
 		struct gw_slot *s;
 		uint64_t seq;
+		int status;
 
 		pthread_mutex_lock(&r->lock);
 		while (!stopping(r) && r->produced - r->released >= r->nslots)
@@ -529,11 +530,12 @@ static void *decompress_thread(void *arg)
 			break;
 		s = &r->slots[seq % r->nslots];
 		produce(r, s);
+		status = s->status; /* the slot is the caller's once published */
 		pthread_mutex_lock(&r->lock);
 		r->produced++;
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
-		if (s->status <= 0)
+		if (status <= 0)
 			break;
 	}
 	return NULL;
@@ -543,6 +545,7 @@ static void *decompress_thread(void *arg)
 static __attribute__((noinline)) int advance(struct gw_reader *r)
 {
 	struct gw_slot *s;
+	int status;
 
 	if (r->threaded) {
 		pthread_mutex_lock(&r->lock);
@@ -557,21 +560,20 @@ static __attribute__((noinline)) int advance(struct gw_reader *r)
 		produce(r, s);
 	}
 	r->taken++;
-	if (s->status > 0 && s->has_checksum && (uint32_t)XXH64(s->buf, s->len, 0) != s->checksum) {
+	status = s->status;
+	if (status == -EBADMSG)
+		memcpy(badmsg_reason, s->reason, sizeof(badmsg_reason));
+	if (status > 0 && s->has_checksum && (uint32_t)XXH64(s->buf, s->len, 0) != s->checksum)
 		/* where and how zstd would have said it */
-		s->status = bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
-				(unsigned long long)s->bytes_read,
-				ZSTD_getErrorName((size_t)-ZSTD_error_checksum_wrong));
-		memcpy(s->reason, badmsg_reason, sizeof(s->reason));
-	}
+		status = bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
+			     (unsigned long long)s->bytes_read,
+			     ZSTD_getErrorName((size_t)-ZSTD_error_checksum_wrong));
 	r->bytes_read = s->bytes_read;
 	r->partial_frame = s->partial_frame;
 	r->out = s->buf;
-	r->out_len = s->status > 0 ? s->len : 0;
+	r->out_len = status > 0 ? s->len : 0;
 	r->out_pos = 0;
-	if (s->status == -EBADMSG)
-		memcpy(badmsg_reason, s->reason, sizeof(badmsg_reason));
-	return s->status;
+	return status;
 }
 
 /* flatten: the record decoders inline into this loop (gcc leaves them as calls otherwise). */
