@@ -25,7 +25,7 @@
 #define GW_WINDOW_LOG_MAX  26 /* 64 MiB, as GW_READER_MAX_FRAME */
 #define GW_HEADER_MAX	   (GW_FILE_MAGIC_LEN + 4u + GW_RECORD_OVERHEAD + GW_MAX_RECORD_PAYLOAD)
 #define GW_SKIP_HEADER_LEN 8u
-#define GW_THREAD_MIN_SIZE (1u << 20) /* smaller inputs decompress inline in auto mode */
+#define GW_THREAD_MIN_SIZE (64u << 10) /* smaller inputs decompress inline in auto mode */
 
 /*
  * One decompressed frame, or how the file ended where the next frame should have been.
@@ -36,7 +36,7 @@ struct gw_slot {
 	size_t cap, len;
 	int status; /* 1: a frame; 0: the end; < 0: the error to return */
 	bool partial_frame;
-	bool has_checksum; /* the caller checks it: checksum, the frame's last 4 bytes */
+	bool has_checksum; /* still to check: checksum, the frame's last 4 bytes */
 	uint32_t checksum;
 	uint64_t bytes_read;
 	char reason[128]; /* badmsg_reason for an -EBADMSG status */
@@ -54,7 +54,7 @@ struct gw_source {
 	uint8_t tail[4];
 	uint64_t bytes_read;
 	ZSTD_DStream *ds;
-	bool own_checksum; /* zstd skips the checksum: the caller's thread checks it */
+	bool own_checksum; /* zstd skips the checksum: produce or advance checks it */
 };
 
 struct gw_reader {
@@ -260,8 +260,8 @@ static int reader_init(struct gw_reader *r, enum gw_reader_mode mode)
 	if (!src->ds)
 		return -ENOMEM;
 	ZSTD_DCtx_setParameter(src->ds, ZSTD_d_windowLogMax, GW_WINDOW_LOG_MAX);
-	/* The checksum (an XXH64 of the frame's content) is the part of decompression that is
-	 * easiest to move to the caller's thread, which has time to spare when decoding. */
+	/* The checksum (an XXH64 of the frame's content) is checked by whichever thread has time
+	 * to spare: the caller when it only decodes, this one when the caller also analyses. */
 	src->own_checksum = !ZSTD_isError(
 		ZSTD_DCtx_setParameter(src->ds, ZSTD_d_forceIgnoreChecksum, ZSTD_d_ignoreChecksum));
 	if (src->fd < 0) {
@@ -501,12 +501,31 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 }
 
 /* Fills s with the next frame or with how the input ended, error text included. */
-static void produce(struct gw_reader *r, struct gw_slot *s)
+/* A frame's checksum against its content: 0, or the error zstd would have returned there. */
+static int verify(const struct gw_slot *s)
+{
+	if ((uint32_t)XXH64(s->buf, s->len, 0) == s->checksum)
+		return 0;
+	return bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
+		   (unsigned long long)s->bytes_read,
+		   ZSTD_getErrorName((size_t)-ZSTD_error_checksum_wrong));
+}
+
+/*
+ * Fills s with the next frame or with how the input ended, error text included. The checksum
+ * is checked here when check says so (the caller is behind), and otherwise left to the caller.
+ */
+static void produce(struct gw_reader *r, struct gw_slot *s, bool check)
 {
 	s->partial_frame = false;
 	s->has_checksum = false;
 	s->status = fill_frame(r, s);
 	s->bytes_read = r->src.bytes_read;
+	if (check && s->status > 0 && s->has_checksum) {
+		s->has_checksum = false;
+		if (verify(s) < 0)
+			s->status = -EBADMSG;
+	}
 	if (s->status == -EBADMSG)
 		memcpy(s->reason, badmsg_reason, sizeof(s->reason));
 }
@@ -519,9 +538,11 @@ static void *decompress_thread(void *arg)
 	for (;;) {
 		struct gw_slot *s;
 		uint64_t seq;
+		bool full;
 		int status;
 
 		pthread_mutex_lock(&r->lock);
+		full = r->produced - r->released >= r->nslots;
 		while (!stopping(r) && r->produced - r->released >= r->nslots)
 			pthread_cond_wait(&r->cond, &r->lock);
 		seq = r->produced;
@@ -529,7 +550,8 @@ static void *decompress_thread(void *arg)
 		if (stopping(r))
 			break;
 		s = &r->slots[seq % r->nslots];
-		produce(r, s);
+		/* a full ring: the caller is the slower, so this thread takes the checksum */
+		produce(r, s, full);
 		status = s->status; /* the slot is the caller's once published */
 		pthread_mutex_lock(&r->lock);
 		r->produced++;
@@ -557,17 +579,14 @@ static __attribute__((noinline)) int advance(struct gw_reader *r)
 		s = &r->slots[r->taken % r->nslots];
 	} else {
 		s = &r->slots[0];
-		produce(r, s);
+		produce(r, s, true);
 	}
 	r->taken++;
 	status = s->status;
 	if (status == -EBADMSG)
 		memcpy(badmsg_reason, s->reason, sizeof(badmsg_reason));
-	if (status > 0 && s->has_checksum && (uint32_t)XXH64(s->buf, s->len, 0) != s->checksum)
-		/* where and how zstd would have said it */
-		status = bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
-			     (unsigned long long)s->bytes_read,
-			     ZSTD_getErrorName((size_t)-ZSTD_error_checksum_wrong));
+	if (status > 0 && s->has_checksum && verify(s) < 0)
+		status = -EBADMSG;
 	r->bytes_read = s->bytes_read;
 	r->partial_frame = s->partial_frame;
 	r->out = s->buf;

@@ -19,7 +19,7 @@
 
 /*
  * How a reader decompresses. AUTO: on a second thread, ahead of the caller, when the input is
- * 1 MiB or more and the process may run on two or more CPUs (with one, a second thread only
+ * 64 KiB or more and the process may run on two or more CPUs (with one, a second thread only
  * adds switches); inline otherwise, or when the thread cannot be started. THREADED: always on
  * a second thread (tests, fuzzing). INLINE: never. Every mode yields the same records, errors,
  * error texts, flags and byte counts at the same calls.

@@ -34,7 +34,7 @@ static void decode_as_frame(const uint8_t *data, size_t size, FILE *sink)
 }
 
 /* Reads the input inline, printing every record, and through the decompression thread that
- * files of 1 MiB or more get; the two must agree call by call, or the target aborts. */
+ * files of 64 KiB or more get; the two must agree call by call, or the target aborts. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static FILE *sink;
