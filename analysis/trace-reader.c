@@ -501,7 +501,6 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 	}
 }
 
-/* Fills s with the next frame or with how the input ended, error text included. */
 /* A frame's checksum against its content: 0, or the error zstd would have returned there. */
 static int verify(const struct gw_slot *s)
 {
