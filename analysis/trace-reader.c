@@ -140,7 +140,8 @@ static ssize_t take(struct gw_source *src, uint8_t *dst, size_t n)
 		size_t left = src->mem_size - (size_t)src->bytes_read;
 
 		got = (ssize_t)(n < left ? n : left);
-		memcpy(dst, src->mem + src->bytes_read, (size_t)got);
+		if (got) /* an empty buffer may be NULL */
+			memcpy(dst, src->mem + src->bytes_read, (size_t)got);
 	} else {
 		got = read_full(src->fd, dst, n);
 		if (got < 0)
