@@ -186,6 +186,26 @@ def main():
         lines += ['## Trace writer and reader (bench-trace --quick, synthetic records)', '',
                   '```', out.decode().rstrip(), '```', '']
 
+    # the other micro-benchmarks, each printed as it reports itself
+    micro = [
+        ('Report: launches analysed per second on one core, memory per event '
+         '(bench-report, synthetic trace)', ['benchmarks', 'bench-report'],
+         ['--quick'] if a.quick else []),
+        ('Capture: one callback pair and one stack capture (bench-capture-cost)',
+         ['benchmarks', 'bench-capture-cost'], []),
+        ('The simulated GPU itself: launches per second at GPUSIM_LAUNCH_US=0 '
+         '(bench-gpusim-launch)', ['tests', 'gpusim', 'bench', 'bench-gpusim-launch'], []),
+    ]
+    for title, rel, args in micro:
+        exe = os.path.join(build, *rel)
+        if not os.path.exists(exe):
+            continue
+        print('%s ...' % rel[-1], file=sys.stderr)
+        menv = dict(os.environ, LD_LIBRARY_PATH=os.path.join(build, 'tests', 'gpusim'))
+        menv.pop('LD_PRELOAD', None)
+        _, _, out = run_timed([exe] + args, menv)
+        lines += ['## ' + title, '', '```', out.decode().rstrip(), '```', '']
+
     # a real trace: bytes per launch, report speed and memory, Chrome JSON size
     print('capturing a tiny-kernel trace ...', file=sys.stderr)
     iters = 100000 // scale

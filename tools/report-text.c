@@ -184,8 +184,8 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 		return;
 	}
 	fprintf(f,
-		"\n%sVerdict:%s %.0f%% of SM-time computed; the largest idle cause is %s%s%s "
-		"(%.0f%%).\n",
+		"\n%sVerdict:%s useful compute on %.0f%% of SM-time; the largest idle cause is "
+		"%s%s%s (%.0f%%).\n",
 		st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
 		gw_buckets[res->top_idle].label, st->reset, res->breakdown[res->top_idle] * 100);
 	fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
