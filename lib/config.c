@@ -70,7 +70,7 @@ int gw_config_from_env(struct gw_config *ret, const char **ret_invalid)
 
 #define GW_SETTING(NAME, kind, field, def, help)                                                   \
 	ret->field = def;                                                                          \
-	v = getenv("GPUWHY_" #NAME);                                                               \
+	v = secure_getenv("GPUWHY_" #NAME);                                                        \
 	if (v && GW_PARSE_##kind(v, &ret->field) < 0) {                                            \
 		ret->field = def;                                                                  \
 		if (ret_invalid)                                                                   \

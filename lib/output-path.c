@@ -12,7 +12,7 @@ int64_t gw_rank_from_env(void)
 	static const char *const vars[] = {"RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK"};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
-		const char *v = getenv(vars[i]);
+		const char *v = secure_getenv(vars[i]);
 		char *end;
 		long long r;
 

@@ -88,7 +88,7 @@ static void load_config(void)
 	r = gw_config_from_env(&config, &invalid);
 	gw_stacks_on = config.stacks;
 	if (r < 0)
-		say("ignoring invalid %s=%s", invalid, getenv(invalid));
+		say("ignoring invalid %s=%s", invalid, secure_getenv(invalid));
 }
 
 bool gw_stacks_on;
@@ -403,7 +403,7 @@ static bool is_self(const char *path)
  */
 void gw_runtime_preload(void)
 {
-	const char *injection = getenv("CUDA_INJECTION64_PATH");
+	const char *injection = secure_getenv("CUDA_INJECTION64_PATH");
 	static char self_path[PATH_MAX];
 	Dl_info di;
 

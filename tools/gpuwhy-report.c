@@ -208,7 +208,7 @@ static int run_report(const struct gw_report_args *args)
 	}
 	code = write_exports(args, a, &opt);
 	if (code == GW_EXIT_OK) {
-		const char *nc = getenv("NO_COLOR");
+		const char *nc = secure_getenv("NO_COLOR");
 		bool color = isatty(STDOUT_FILENO) && !(nc && nc[0]);
 
 		err = args->json ? gw_report_json(a, &opt, stdout)

@@ -102,7 +102,7 @@ static int resolve(const char *dir, const char *rel, char *out)
 /* libgpuwhy.so: the build tree keeps it in ../lib, an installed tree in the configured libdir. */
 static int find_library(char *out)
 {
-	const char *env = getenv("GPUWHY_LIBRARY");
+	const char *env = secure_getenv("GPUWHY_LIBRARY");
 	char dir[PATH_MAX];
 	int r;
 
@@ -149,7 +149,7 @@ static int find_sibling(const char *name, char *out)
 /* Prepends VALUE to the SEP-separated list in the environment variable NAME. */
 static int env_prepend(const char *name, const char *value, char sep)
 {
-	const char *old = getenv(name);
+	const char *old = secure_getenv(name);
 	char *joined;
 	int r;
 
@@ -374,7 +374,7 @@ static int run_report(struct gw_run_opts *o, char **files, size_t n_files)
 static int prepare_env(const struct gw_run_opts *o, const char *pattern)
 {
 	char lib[PATH_MAX], sim[PATH_MAX];
-	const char *preload = getenv("LD_PRELOAD");
+	const char *preload = secure_getenv("LD_PRELOAD");
 	int r;
 
 	r = find_library(lib);
@@ -430,8 +430,8 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 	int status, code;
 
 	/* Without -o, a GPUWHY_OUTPUT the user exported still decides where traces go. */
-	if (!o->output && getenv("GPUWHY_OUTPUT") && getenv("GPUWHY_OUTPUT")[0])
-		o->output = getenv("GPUWHY_OUTPUT");
+	if (!o->output && secure_getenv("GPUWHY_OUTPUT") && secure_getenv("GPUWHY_OUTPUT")[0])
+		o->output = secure_getenv("GPUWHY_OUTPUT");
 	if (!o->output) {
 		snprintf(pattern, sizeof(pattern), "%s", GW_DEFAULT_PATTERN);
 	} else if (is_directory(o->output)) {
@@ -566,7 +566,7 @@ static int cmd_demo(struct gw_run_opts *o)
 	/* The workloads use the shared CUDA runtime: on a real GPU, let the loader fall back to
 	 * the toolkit's copy when the system paths have none. */
 	if (!o->sim) {
-		const char *old = getenv("LD_LIBRARY_PATH");
+		const char *old = secure_getenv("LD_LIBRARY_PATH");
 		char *paths;
 
 		if (asprintf(&paths, "%s%s" GW_CUDA_ROOT "/lib64", old ? old : "",
@@ -700,7 +700,7 @@ static int cmd_report(char **argv)
 int main(int argc, char **argv)
 {
 	struct gw_run_opts o = {0};
-	const char *debug = getenv("GPUWHY_DEBUG");
+	const char *debug = secure_getenv("GPUWHY_DEBUG");
 	int first;
 
 	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
