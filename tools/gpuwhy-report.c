@@ -2,14 +2,18 @@
 /* gpuwhy-report: reads gpuwhy traces; parses options, then dispatches to one mode. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis.h"
+#include "cli-args.h"
 #include "dump.h"
 #include "report-html.h"
 #include "report-json.h"
@@ -60,6 +64,8 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+static const char gw_prog[] = "gpuwhy-report";
+
 static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy-report [OPTIONS] TRACE...\n"
@@ -72,61 +78,152 @@ static void usage(FILE *out)
 	      "  --html FILE      also write a self-contained HTML page (charts, sites)\n"
 	      "  --perfetto FILE  also write Chrome trace-event JSON (ui.perfetto.dev)\n"
 	      "  --dump           print every record of the trace as one line of text\n"
-	      "  -h, --help\n",
+	      "  -h, --help\n"
+	      "\n"
+	      "N: microseconds, a decimal such as 10 or 2.5 (at most 3 decimals), 0 to "
+	      "1000000000.\n"
+	      "FILE: replaced only once complete; '-' is standard output.\n"
+	      "Exit status: 0 ok, 1 a TRACE cannot be read as a gpuwhy trace, 2 a usage error.\n",
 	      out);
+}
+
+/* The same file, when both exist. */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+/* The output files, checked before any trace is read so that a bad one costs no wait. */
+static int check_outputs(const struct gw_report_args *args)
+{
+	const char *outs[2][2] = {{"--html", args->html}, {"--perfetto", args->perfetto}};
+
+	for (int i = 0; i < 2; i++) {
+		const char *opt = outs[i][0], *path = outs[i][1];
+
+		if (!path)
+			continue;
+		if (gw_cli_check_output(gw_prog, opt, path) < 0)
+			return -1;
+		for (int t = 0; strcmp(path, "-") != 0 && t < args->ntraces; t++) {
+			if (same_file(path, args->traces[t])) {
+				gw_cli_error(stderr, gw_prog, opt, path,
+					     "is one of the input traces, which would be lost");
+				return -1;
+			}
+		}
+	}
+	if (args->html && args->perfetto && same_file(args->html, args->perfetto)) {
+		gw_cli_error(stderr, gw_prog, "--perfetto", args->perfetto,
+			     "--html names the same file");
+		return -1;
+	}
+	return 0;
 }
 
 static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 {
+	const char *report_only = NULL; /* the last option --dump has no use for */
 	int c;
 
-	opterr = 0; /* errors are printed here, with the program's name rather than argv[0] */
-	while ((c = getopt_long(argc, argv, "h", long_options, NULL)) != -1) {
+	/* Errors are printed here, one line each, with the program's name rather than argv[0];
+	 * the leading ':' tells a missing value apart from an unknown option. */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
 		switch (c) {
 		case GW_OPT_DUMP:
 			ret->mode = GW_MODE_DUMP;
 			break;
 		case GW_OPT_HTML:
 			ret->html = optarg;
+			report_only = "--html";
 			break;
 		case GW_OPT_PERFETTO:
 			ret->perfetto = optarg;
+			report_only = "--perfetto";
 			break;
 		case GW_OPT_JSON:
 			ret->json = true;
+			report_only = "--json";
 			break;
 		case GW_OPT_TINY_US:
-		case GW_OPT_STARVE_US: {
-			char *end;
-			unsigned long long us;
-
-			errno = 0;
-			us = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    us > UINT64_MAX / 1000) {
-				fprintf(stderr, "gpuwhy-report: %s: not a number of microseconds\n",
-					optarg);
+			if (gw_cli_parse_us(gw_prog, "--tiny-us", optarg, &ret->tiny_ns) < 0)
 				return -1;
-			}
-			*(c == GW_OPT_TINY_US ? &ret->tiny_ns : &ret->starve_ns) = us * 1000;
+			report_only = "--tiny-us";
 			break;
-		}
+		case GW_OPT_STARVE_US:
+			if (gw_cli_parse_us(gw_prog, "--starve-us", optarg, &ret->starve_ns) < 0)
+				return -1;
+			report_only = "--starve-us";
+			break;
 		case 'h':
 			usage(stdout);
 			exit(GW_EXIT_OK);
+		case ':':
+			fprintf(stderr, "%s: option '%s' needs a value (%s --help)\n", gw_prog,
+				argv[optind - 1], gw_prog);
+			return -1;
 		default:
-			fprintf(stderr, "gpuwhy-report: unknown option or missing argument: %s\n",
-				argv[optind - 1]);
+			if (optopt > 0 && optopt < 0x100)
+				fprintf(stderr, "%s: unknown option '-%c' (%s --help)\n", gw_prog,
+					optopt, gw_prog);
+			else if (optopt)
+				fprintf(stderr, "%s: option '%s' takes no value\n", gw_prog,
+					argv[optind - 1]);
+			else
+				fprintf(stderr, "%s: unknown option '%s' (%s --help)\n", gw_prog,
+					argv[optind - 1], gw_prog);
 			return -1;
 		}
 	}
 	ret->traces = argv + optind;
 	ret->ntraces = argc - optind;
-	if (ret->ntraces < 1) {
-		fputs("gpuwhy-report: no trace given\n", stderr);
+	if (ret->mode == GW_MODE_DUMP && report_only) {
+		fprintf(stderr, "%s: --dump prints the records only; %s does not go with it\n",
+			gw_prog, report_only);
 		return -1;
 	}
-	return 0;
+	if (ret->ntraces < 1) {
+		fprintf(stderr, "%s: no TRACE given (%s --help)\n", gw_prog, gw_prog);
+		return -1;
+	}
+	if (ret->html && ret->perfetto && strcmp(ret->html, "-") == 0 &&
+	    strcmp(ret->perfetto, "-") == 0) {
+		fprintf(stderr, "%s: --html and --perfetto cannot both be standard output\n",
+			gw_prog);
+		return -1;
+	}
+	return check_outputs(ret);
+}
+
+/*
+ * Every TRACE exists, is a file and can be read, before the first is analysed; the reader
+ * says the same for these, but only after reading the traces before them. Returns an exit code.
+ */
+static int check_traces(const struct gw_report_args *args)
+{
+	for (int i = 0; i < args->ntraces; i++) {
+		const char *path = args->traces[i];
+		struct stat st;
+		int e = 0;
+
+		if (stat(path, &st) < 0)
+			e = errno;
+		else if (S_ISDIR(st.st_mode))
+			e = EISDIR;
+		else if (access(path, R_OK) < 0)
+			e = errno;
+		if (e) {
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, path, gw_reader_strerror(-e));
+			return GW_EXIT_UNREADABLE;
+		}
+	}
+	return GW_EXIT_OK;
 }
 
 static int run_dump(const struct gw_report_args *args)
@@ -144,24 +241,99 @@ static int run_dump(const struct gw_report_args *args)
 	return GW_EXIT_OK;
 }
 
+/*
+ * An export to a regular file is written to a temporary file beside it and renamed over it
+ * once complete, so a failure or a signal never leaves half a page where FILE was (and an
+ * older FILE stays whole). On SIGINT, SIGTERM or SIGHUP the temporary files are removed.
+ */
+enum { GW_EXPORTS = 2 };
+static char gw_tmp_path[GW_EXPORTS][PATH_MAX];
+static volatile sig_atomic_t gw_tmp_live[GW_EXPORTS];
+static mode_t gw_umask;
+
+static void on_fatal_signal(int sig)
+{
+	for (int i = 0; i < GW_EXPORTS; i++)
+		if (gw_tmp_live[i])
+			unlink(gw_tmp_path[i]);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* A signal this process was started ignoring (nohup, a background job) stays ignored. */
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		if (signal(sigs[i], on_fatal_signal) == SIG_IGN)
+			signal(sigs[i], SIG_IGN);
+}
+
+/* Sets *RET_PATH to where export SLOT writes PATH. Returns 0 or -errno. */
+static int export_begin(int slot, const char *path, const char **ret_path)
+{
+	const char *slash = strrchr(path, '/');
+	struct stat st;
+	int fd, n;
+
+	*ret_path = path;
+	if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+		return 0;
+	n = snprintf(gw_tmp_path[slot], PATH_MAX, "%.*s.gpuwhy-report-XXXXXX",
+		     slash ? (int)(slash + 1 - path) : 0, path);
+	if (n < 0 || n >= PATH_MAX)
+		return -ENAMETOOLONG;
+	fd = mkstemp(gw_tmp_path[slot]);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	gw_tmp_live[slot] = 1;
+	*ret_path = gw_tmp_path[slot];
+	return 0;
+}
+
+/* Publishes export SLOT as PATH when ERR says it was written whole, else removes it. */
+static int export_end(int slot, const char *path, int err)
+{
+	if (!gw_tmp_live[slot])
+		return err;
+	/* mkstemp made it 0600; a page is an ordinary file of the user's. */
+	if (err >= 0 && chmod(gw_tmp_path[slot], 0666 & ~gw_umask) < 0)
+		err = -errno;
+	if (err >= 0 && rename(gw_tmp_path[slot], path) < 0)
+		err = -errno;
+	if (err < 0)
+		unlink(gw_tmp_path[slot]);
+	gw_tmp_live[slot] = 0;
+	return err;
+}
+
 /* --html and --perfetto, after the analysis. Returns an exit code. */
 static int write_exports(const struct gw_report_args *args, const struct gw_analysis *a,
 			 const struct gw_analysis_options *opt)
 {
+	const char *to;
 	int err;
 
 	if (args->html) {
-		err = gw_report_html(a, opt, args->html);
+		err = export_begin(0, args->html, &to);
+		if (err >= 0)
+			err = gw_report_html(a, opt, to);
+		err = export_end(0, args->html, err);
 		if (err < 0) {
-			fprintf(stderr, "gpuwhy-report: %s: %s\n", args->html, strerror(-err));
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->html, strerror(-err));
 			return GW_EXIT_UNREADABLE;
 		}
 	}
 	if (args->perfetto) {
-		err = gw_report_perfetto(a, (const char *const *)args->traces, args->ntraces,
-					 args->perfetto);
+		err = export_begin(1, args->perfetto, &to);
+		if (err >= 0)
+			err = gw_report_perfetto(a, (const char *const *)args->traces,
+						 args->ntraces, to);
+		err = export_end(1, args->perfetto, err);
 		if (err < 0) {
-			fprintf(stderr, "gpuwhy-report: %s: %s\n", args->perfetto,
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->perfetto,
 				err == -EBADMSG || err == -EPROTONOSUPPORT ? gw_reader_strerror(err)
 									   : strerror(-err));
 			return GW_EXIT_UNREADABLE;
@@ -227,10 +399,13 @@ int main(int argc, char **argv)
 	struct gw_report_args args = {
 		.mode = GW_MODE_REPORT, .tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX};
 
-	if (parse_args(argc, argv, &args) < 0) {
-		usage(stderr);
+	if (parse_args(argc, argv, &args) < 0)
 		return GW_EXIT_USAGE;
-	}
+	if (check_traces(&args) != GW_EXIT_OK)
+		return GW_EXIT_UNREADABLE;
+	gw_umask = umask(0);
+	umask(gw_umask);
+	catch_fatal_signals();
 	switch (args.mode) {
 	case GW_MODE_DUMP:
 		return run_dump(&args);

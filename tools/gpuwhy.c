@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli-args.h"
+
 #ifndef GW_INSTALL_LIBDIR_REL
 #define GW_INSTALL_LIBDIR_REL "../lib"
 #endif
@@ -60,8 +62,11 @@ static void usage(FILE *f)
 		"report options (passed to gpuwhy-report):\n"
 		"      --json  --html FILE  --perfetto FILE  --tiny-us N  --starve-us N\n"
 		"\n"
-		"gpuwhy exits with CMD's exit status (128+N when a signal N killed it).\n"
-		"See gpuwhy(1).\n");
+		"N: microseconds, a decimal such as 10 or 2.5 (at most 3 decimals), 0 to "
+		"1000000000.\n"
+		"gpuwhy exits with CMD's exit status (128+N when a signal N killed it), 127 when\n"
+		"CMD is not found, 126 when it cannot be run, 2 on a usage error. See "
+		"gpuwhy(1).\n");
 }
 
 /* The directory of this executable, from /proc/self/exe. */
@@ -329,6 +334,8 @@ static int exit_code_of(int status)
 
 struct gw_run_opts {
 	const char *output;
+	const char *html;     /* --html FILE, also in report_args */
+	const char *perfetto; /* --perfetto FILE, also in report_args */
 	bool sim;
 	bool no_report;
 	bool demo;
@@ -420,46 +427,247 @@ static bool is_directory(const char *path)
 	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* PATH's directory part, or "." (as the %.*s precision and string to print). */
+static int dir_part(const char *path, const char **ret_dir)
+{
+	const char *slash = strrchr(path, '/');
+
+	*ret_dir = slash ? path : ".";
+	if (!slash)
+		return 1;
+	return slash == path ? 1 : (int)(slash - path);
+}
+
+/*
+ * The trace path pattern from OPT (-o or GPUWHY_OUTPUT) with VALUE, made absolute in PATTERN
+ * (size PATH_MAX). Checked before the program starts, as the capture library would only find
+ * out inside it; *RET_MKDIR is set when VALUE is a directory still to be made. Returns 0, or
+ * -1 after saying in one line what is wrong.
+ */
+static int output_pattern(const char *opt, const char *value, char *pattern, bool *ret_mkdir)
+{
+	char why[PATH_MAX + 64], path[PATH_MAX];
+	const char *dir;
+	struct stat st;
+	bool has_pct = false, as_dir;
+	size_t len = strlen(value);
+	int dlen;
+
+	*ret_mkdir = false;
+	if (!len) {
+		gw_cli_error(stderr, "gpuwhy", opt, value, "an empty path");
+		return -1;
+	}
+	for (const char *p = value; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (!p[1] || !strchr("phr%", p[1])) {
+			gw_cli_error(stderr, "gpuwhy", opt, value,
+				     "'%%%.1s' is none of %%p (pid), %%h (host), %%r (rank), %%%%",
+				     p + 1);
+			return -1;
+		}
+		has_pct |= p[1] != '%';
+		p++;
+	}
+	as_dir = is_directory(value);
+	if (snprintf(path, sizeof(path), "%s%s%s", value,
+		     as_dir && value[len - 1] != '/' ? "/" : "",
+		     as_dir ? GW_DEFAULT_PATTERN : "") >= (int)sizeof(path)) {
+		gw_cli_error(stderr, "gpuwhy", opt, value, "%s", strerror(ENAMETOOLONG));
+		return -1;
+	}
+	if (as_dir) {
+		/* The directory is made by this run (one level, as mkdir), before the program's
+		 * processes need it, so its name cannot wait for them to expand a % sequence. */
+		if (strchr(value, '%')) {
+			gw_cli_error(stderr, "gpuwhy", opt, value,
+				     "a directory's name cannot hold %% sequences; put them in a "
+				     "file name");
+			return -1;
+		}
+		if (stat(value, &st) == 0) {
+			if (!S_ISDIR(st.st_mode)) {
+				gw_cli_error(stderr, "gpuwhy", opt, value, "is not a directory");
+				return -1;
+			}
+			if (access(value, W_OK | X_OK) < 0) {
+				gw_cli_error(stderr, "gpuwhy", opt, value, "%s", strerror(errno));
+				return -1;
+			}
+		} else if (errno != ENOENT) {
+			gw_cli_error(stderr, "gpuwhy", opt, value, "%s",
+				     errno == ENOTDIR ? "is not a directory" : strerror(errno));
+			return -1;
+		} else {
+			char bare[PATH_MAX];
+
+			snprintf(bare, sizeof(bare), "%s", value);
+			while (len > 1 && bare[len - 1] == '/')
+				bare[--len] = '\0';
+			if (gw_check_output_file(bare, why, sizeof(why)) < 0) {
+				gw_cli_error(stderr, "gpuwhy", opt, value, "%s", why);
+				return -1;
+			}
+			*ret_mkdir = true;
+		}
+	} else {
+		/* A % sequence in the directory part is expanded by each process: unknown here. */
+		dlen = dir_part(value, &dir);
+		if (!memchr(dir, '%', (size_t)dlen) &&
+		    gw_check_output_file(value, why, sizeof(why)) < 0) {
+			gw_cli_error(stderr, "gpuwhy", opt, value, "%s", why);
+			return -1;
+		}
+		if (!has_pct && lstat(value, &st) == 0) {
+			gw_cli_error(stderr, "gpuwhy", opt, value,
+				     "exists, and traces are never overwritten (add %%p, or give a "
+				     "directory)");
+			return -1;
+		}
+	}
+	/* A relative pattern is taken relative to our working directory, which the program
+	 * may leave: make it absolute. */
+	if (path[0] != '/') {
+		char cwd[PATH_MAX];
+
+		if (!getcwd(cwd, sizeof(cwd))) {
+			fprintf(stderr, "gpuwhy: the working directory: %s\n", strerror(errno));
+			return -1;
+		}
+		if (snprintf(pattern, PATH_MAX, "%s/%s", cwd, path) >= PATH_MAX) {
+			gw_cli_error(stderr, "gpuwhy", opt, value, "%s", strerror(ENAMETOOLONG));
+			return -1;
+		}
+	} else {
+		strcpy(pattern, path);
+	}
+	return 0;
+}
+
+/*
+ * --html and --perfetto, checked before the program runs rather than after it: a file in
+ * NEWDIR, the -o directory this run is about to make, is fine. Returns 0 or -1 (said why).
+ */
+static int check_report_outputs(const struct gw_run_opts *o, const char *newdir)
+{
+	const char *outs[2][2] = {{"--html", o->html}, {"--perfetto", o->perfetto}};
+
+	for (int i = 0; i < 2; i++) {
+		const char *path = outs[i][1], *dir;
+		int dlen;
+		size_t nlen;
+
+		if (!path)
+			continue;
+		if (newdir) {
+			dlen = dir_part(path, &dir);
+			nlen = strlen(newdir);
+			while (nlen > 1 && newdir[nlen - 1] == '/')
+				nlen--;
+			if ((size_t)dlen == nlen && memcmp(dir, newdir, nlen) == 0 &&
+			    path[dlen + 1] != '\0')
+				continue;
+		}
+		if (gw_cli_check_output("gpuwhy", outs[i][0], path) < 0)
+			return -1;
+	}
+	if (o->html && o->perfetto && strcmp(o->html, "-") == 0 && strcmp(o->perfetto, "-") == 0) {
+		fprintf(stderr, "gpuwhy: --html and --perfetto cannot both be standard output\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* An executable file at PATH: 0, -EISDIR, or -errno as execve would fail. */
+static int check_executable(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0)
+		return -EACCES;
+	return 0;
+}
+
+/*
+ * What execvp will find for NAME, looked up first so that a mistyped command makes no trace
+ * directory: 0, -ENOENT (a shell's 127), -EACCES or -EISDIR (126). The launch still reports
+ * what execvp says.
+ */
+static int check_command(const char *name)
+{
+	const char *path = secure_getenv("PATH");
+	char file[PATH_MAX];
+	int err = -ENOENT;
+
+	if (!name[0])
+		return -ENOENT;
+	if (strchr(name, '/'))
+		return check_executable(name);
+	if (!path)
+		path = "/bin:/usr/bin"; /* execvp's default */
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int n, r;
+
+		/* An empty entry is the working directory, as for execvp. */
+		n = end == p ? snprintf(file, sizeof(file), "%s", name)
+			     : snprintf(file, sizeof(file), "%.*s/%s", (int)(end - p), p, name);
+		if (n > 0 && n < (int)sizeof(file)) {
+			r = check_executable(file);
+			if (r == 0)
+				return 0;
+			if (r == -EACCES || r == -EISDIR)
+				err = -EACCES; /* execvp goes on searching, then says EACCES */
+		}
+		if (!*end)
+			break;
+		p = end;
+	}
+	return err;
+}
+
 /* The run itself: capture, report, exit status. */
 static int run_command(struct gw_run_opts *o, char *const cmd[])
 {
 	char pattern[PATH_MAX], gl[2 * PATH_MAX];
 	glob_t before = {0}, after = {0};
+	const char *opt = o->output ? "-o" : "the default trace path (-o changes it)";
 	char **fresh = NULL;
 	size_t n_fresh = 0;
-	int status, code;
+	bool make_dir;
+	int status, code, r;
 
 	/* Without -o, a GPUWHY_OUTPUT the user exported still decides where traces go. */
-	if (!o->output && secure_getenv("GPUWHY_OUTPUT") && secure_getenv("GPUWHY_OUTPUT")[0])
+	if (!o->output && secure_getenv("GPUWHY_OUTPUT") && secure_getenv("GPUWHY_OUTPUT")[0]) {
 		o->output = secure_getenv("GPUWHY_OUTPUT");
-	if (!o->output) {
-		snprintf(pattern, sizeof(pattern), "%s", GW_DEFAULT_PATTERN);
-	} else if (is_directory(o->output)) {
-		size_t len = strlen(o->output);
-
-		if (mkdir(o->output, 0777) < 0 && errno != EEXIST) {
-			fprintf(stderr, "gpuwhy: %s: %s\n", o->output, strerror(errno));
-			return 1;
-		}
-		if (snprintf(pattern, sizeof(pattern), "%s%s%s", o->output,
-			     o->output[len - 1] == '/' ? "" : "/",
-			     GW_DEFAULT_PATTERN) >= (int)sizeof(pattern))
-			goto too_long;
-	} else if (snprintf(pattern, sizeof(pattern), "%s", o->output) >= (int)sizeof(pattern)) {
-		goto too_long;
+		opt = "GPUWHY_OUTPUT";
 	}
-	/* A relative pattern is taken relative to our working directory, which the program
-	 * may leave: make it absolute. */
-	if (pattern[0] != '/') {
-		char cwd[PATH_MAX], abs[PATH_MAX];
-
-		if (!getcwd(cwd, sizeof(cwd)) ||
-		    snprintf(abs, sizeof(abs), "%s/%s", cwd, pattern) >= (int)sizeof(abs))
-			goto too_long;
-		strcpy(pattern, abs);
+	if (output_pattern(opt, o->output ? o->output : GW_DEFAULT_PATTERN, pattern, &make_dir) <
+		    0 ||
+	    check_report_outputs(o, make_dir ? o->output : NULL) < 0)
+		return 2;
+	r = check_command(cmd[0]);
+	if (r < 0) {
+		gw_cli_error(stderr, "gpuwhy", "command", cmd[0], "%s",
+			     r == -ENOENT
+				     ? (strchr(cmd[0], '/') ? "no such file" : "not found in PATH")
+			     : r == -EISDIR ? "is a directory"
+					    : "cannot be run (not an executable file)");
+		return r == -ENOENT ? 127 : 126;
 	}
-	if (pattern_to_glob(pattern, gl, sizeof(gl)) < 0)
-		goto too_long;
+	if (make_dir && mkdir(o->output, 0777) < 0 && errno != EEXIST) {
+		gw_cli_error(stderr, "gpuwhy", opt, o->output, "%s", strerror(errno));
+		return 2;
+	}
+	if (pattern_to_glob(pattern, gl, sizeof(gl)) < 0) {
+		fprintf(stderr, "gpuwhy: the trace path is too long\n");
+		return 2;
+	}
 
 	if (prepare_env(o, pattern) < 0)
 		return 1;
@@ -496,10 +704,6 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 	globfree(&before);
 	globfree(&after);
 	return code;
-
-too_long:
-	fprintf(stderr, "gpuwhy: the trace path is too long\n");
-	return 1;
 }
 
 static bool have_real_gpu(void)
@@ -561,6 +765,8 @@ static int cmd_demo(struct gw_run_opts *o)
 				"runs from a build tree with the CUDA workloads built by nvcc)\n");
 		return 1;
 	}
+	if (check_report_outputs(o, NULL) < 0)
+		return 2;
 	if (!o->sim && !have_real_gpu())
 		o->sim = true;
 	/* The workloads use the shared CUDA runtime: on a real GPU, let the loader fall back to
@@ -636,11 +842,14 @@ static const struct option gw_run_options[] = {
  * after a usage error (reported), or -2 after --help. */
 static int parse_run_options(int argc, char **argv, struct gw_run_opts *o)
 {
+	uint64_t ns;
 	int c, r = 0;
 
 	optind = 1;
-	/* "+": stop at the first non-option, which is CMD, so CMD's own options stay its own. */
-	while ((c = getopt_long(argc, argv, "+o:h", gw_run_options, NULL)) != -1) {
+	opterr = 0; /* one line of our own for each error, below */
+	/* "+": stop at the first non-option, which is CMD, so CMD's own options stay its own;
+	 * ":": a missing value is told apart from an unknown option. */
+	while ((c = getopt_long(argc, argv, "+:o:h", gw_run_options, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			o->output = optarg;
@@ -655,22 +864,41 @@ static int parse_run_options(int argc, char **argv, struct gw_run_opts *o)
 			r = add_report_arg(o, "--json", NULL);
 			break;
 		case GW_OPT_HTML:
+			o->html = optarg;
 			r = add_report_arg(o, "--html", optarg);
 			break;
 		case GW_OPT_PERFETTO:
+			o->perfetto = optarg;
 			r = add_report_arg(o, "--perfetto", optarg);
 			break;
+		/* Checked here, as gpuwhy-report would, so a bad value fails before the run. */
 		case GW_OPT_TINY_US:
+			if (gw_cli_parse_us("gpuwhy", "--tiny-us", optarg, &ns) < 0)
+				return -1;
 			r = add_report_arg(o, "--tiny-us", optarg);
 			break;
 		case GW_OPT_STARVE_US:
+			if (gw_cli_parse_us("gpuwhy", "--starve-us", optarg, &ns) < 0)
+				return -1;
 			r = add_report_arg(o, "--starve-us", optarg);
 			break;
 		case 'h':
 			usage(stdout);
 			return -2;
+		case ':':
+			fprintf(stderr, "gpuwhy: option '%s' needs a value (gpuwhy --help)\n",
+				argv[optind - 1]);
+			return -1;
 		default:
-			usage(stderr);
+			if (optopt > 0 && optopt < 0x100)
+				fprintf(stderr, "gpuwhy: unknown option '-%c' (gpuwhy --help)\n",
+					optopt);
+			else if (optopt)
+				fprintf(stderr, "gpuwhy: option '%s' takes no value\n",
+					argv[optind - 1]);
+			else
+				fprintf(stderr, "gpuwhy: unknown option '%s' (gpuwhy --help)\n",
+					argv[optind - 1]);
 			return -1;
 		}
 		if (r < 0) {
@@ -705,7 +933,7 @@ int main(int argc, char **argv)
 
 	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
 	if (argc < 2) {
-		usage(stderr);
+		fprintf(stderr, "gpuwhy: no command given: run, report or demo (gpuwhy --help)\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -716,8 +944,8 @@ int main(int argc, char **argv)
 		return cmd_report(argv + 1);
 
 	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "demo") != 0) {
-		fprintf(stderr, "gpuwhy: unknown command '%s'\n", argv[1]);
-		usage(stderr);
+		gw_cli_error(stderr, "gpuwhy", "command", argv[1],
+			     "unknown; use run, report or demo (gpuwhy --help)");
 		return 2;
 	}
 	first = parse_run_options(argc - 1, argv + 1, &o);
@@ -728,14 +956,22 @@ int main(int argc, char **argv)
 
 	if (strcmp(argv[1], "demo") == 0) {
 		if (first != argc - 1) {
-			fprintf(stderr, "gpuwhy: demo takes no command\n");
+			gw_cli_error(stderr, "gpuwhy", "demo", argv[1 + first],
+				     "the demo runs its own workload and takes no command");
+			return 2;
+		}
+		if (o.output || o.no_report) {
+			fprintf(stderr,
+				"gpuwhy: demo: %s does not apply; the demo keeps its trace in "
+				"a directory of its own and always reports\n",
+				o.output ? "-o" : "--no-report");
 			return 2;
 		}
 		return cmd_demo(&o);
 	}
 	if (first >= argc - 1) {
-		fprintf(stderr, "gpuwhy: run: no command given\n");
-		usage(stderr);
+		fprintf(stderr,
+			"gpuwhy: run: no command given (gpuwhy run [OPTIONS] -- CMD [ARGS])\n");
 		return 2;
 	}
 	return run_command(&o, argv + 1 + first);
