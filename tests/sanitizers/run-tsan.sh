@@ -17,7 +17,7 @@ TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:history_size=4
 export TSAN_OPTIONS
 
 if [ ! -f "$build/build.ninja" ]; then
-	meson setup "$build" "$root" -Db_sanitize=thread -Db_lundef=false -Dtests=enabled \
+	meson setup "$build" "$root" --werror -Db_sanitize=thread -Db_lundef=false -Dtests=enabled \
 		-Dworkloads=enabled >/dev/null
 fi
 meson compile -C "$build" -j "${GW_JOBS:-2}" >/dev/null
