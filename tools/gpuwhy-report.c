@@ -249,6 +249,7 @@ static int run_dump(const struct gw_report_args *args)
 enum { GW_EXPORTS = 2 };
 static char gw_tmp_path[GW_EXPORTS][PATH_MAX];
 static volatile sig_atomic_t gw_tmp_live[GW_EXPORTS];
+static mode_t gw_tmp_mode[GW_EXPORTS]; /* what FILE ends up with */
 static mode_t gw_umask;
 
 static void on_fatal_signal(int sig)
@@ -278,8 +279,11 @@ static int export_begin(int slot, const char *path, const char **ret_path)
 	int fd, n;
 
 	*ret_path = path;
-	if (strcmp(path, "-") == 0 || (stat(path, &st) == 0 && !S_ISREG(st.st_mode)))
+	if (stat(path, &st) < 0)
+		st.st_mode = S_IFREG | (0666 & ~gw_umask); /* as a new file would get */
+	if (strcmp(path, "-") == 0 || !S_ISREG(st.st_mode))
 		return 0;
+	gw_tmp_mode[slot] = st.st_mode & 07777;
 	n = snprintf(gw_tmp_path[slot], PATH_MAX, "%.*s.gpuwhy-report-XXXXXX",
 		     slash ? (int)(slash + 1 - path) : 0, path);
 	if (n < 0 || n >= PATH_MAX)
@@ -298,8 +302,8 @@ static int export_end(int slot, const char *path, int err)
 {
 	if (!gw_tmp_live[slot])
 		return err;
-	/* mkstemp made it 0600; a page is an ordinary file of the user's. */
-	if (err >= 0 && chmod(gw_tmp_path[slot], 0666 & ~gw_umask) < 0)
+	/* mkstemp made it 0600: give it the mode FILE has, or a new file would get. */
+	if (err >= 0 && chmod(gw_tmp_path[slot], gw_tmp_mode[slot]) < 0)
 		err = -errno;
 	if (err >= 0 && rename(gw_tmp_path[slot], path) < 0)
 		err = -errno;
