@@ -751,6 +751,8 @@ static int cmd_demo(struct gw_run_opts *o)
 	bool found = false;
 	int code;
 
+	if (check_report_outputs(o, NULL) < 0)
+		return 2;
 	if (self_dir(dir, sizeof(dir)) < 0)
 		return 1;
 	for (size_t i = 0; i < sizeof(gw_demo_workloads) / sizeof(gw_demo_workloads[0]); i++) {
@@ -765,8 +767,6 @@ static int cmd_demo(struct gw_run_opts *o)
 				"runs from a build tree with the CUDA workloads built by nvcc)\n");
 		return 1;
 	}
-	if (check_report_outputs(o, NULL) < 0)
-		return 2;
 	if (!o->sim && !have_real_gpu())
 		o->sim = true;
 	/* The workloads use the shared CUDA runtime: on a real GPU, let the loader fall back to
