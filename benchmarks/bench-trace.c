@@ -268,6 +268,11 @@ int main(int argc, char **argv)
 	static const int levels[] = {1, 3, 6, 9};
 	char tmpl[256], path[256], keep[256] = "";
 
+	/* --read FILE: only the reader, over an existing trace (for profilers) */
+	if (argc > 2 && !strcmp(argv[1], "--read")) {
+		bench_read(argv[2], 0);
+		return 0;
+	}
 	tmp_path(tmpl, sizeof(tmpl));
 	printf("bench-trace: %s run; this machine has %ld CPUs\n", quick ? "quick" : "full",
 	       sysconf(_SC_NPROCESSORS_ONLN));

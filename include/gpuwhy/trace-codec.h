@@ -340,8 +340,9 @@ static inline int gw_dec_IPS(struct gw_codec_state *s, unsigned t, const uint8_t
 		return -EBADMSG;
 
 #define GW_DEC_RECORD_FN(NAME, name, id, ver)                                                      \
-	static inline int gw_decode_##name(struct gw_codec_state *restrict s, const uint8_t *p,    \
-					   const uint8_t *end, struct gw_rec_##name *restrict r)   \
+	static __attribute__((noinline, unused)) int gw_decode_##name(                             \
+		struct gw_codec_state *restrict s, const uint8_t *p, const uint8_t *end,           \
+		struct gw_rec_##name *restrict r)                                                  \
 	{                                                                                          \
 		const unsigned t = (id);                                                           \
                                                                                                    \
@@ -349,6 +350,79 @@ static inline int gw_dec_IPS(struct gw_codec_state *s, unsigned t, const uint8_t
 	}
 GW_RECORDS(GW_DEC_RECORD_FN)
 #undef GW_DEC_RECORD_FN
+
+/*
+ * The fast decoder, for the usual record: every field present. It drops the per-field check for
+ * the payload's end, so it may only run where GW_DECQ_SLACK bytes per field can be read past
+ * the payload (inside a frame, not at its end), and it succeeds only when its reads stayed
+ * within the payload, which makes its result the one gw_decode_NAME would give. When a field
+ * is absent (an older writer) or the bytes are bad it returns false, having changed nothing but
+ * *r and the IPS scratch, and the caller runs gw_decode_NAME instead.
+ */
+#define GW_DECQ_SLACK 10u
+
+/* Reads a LEB128 value with no end check: GW_DECQ_SLACK bytes at *pp must be readable. */
+static inline bool gw_get_uleb_unbounded(const uint8_t **pp, uint64_t *ret)
+{
+	const uint8_t *p = *pp;
+	uint64_t v = 0;
+
+	if (p[1] < 0x80) { /* two bytes: timestamps and sizes, the usual multi-byte value */
+		*ret = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+		*pp = p + 2;
+		return true;
+	}
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b = *p++;
+
+		if (shift == 63 && b > 1)
+			return false;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
+			*ret = v;
+			*pp = p;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define GW_DECQ_GET                                                                                \
+	if (*p < 0x80)                                                                             \
+		u = *p++;                                                                          \
+	else if (!gw_get_uleb_unbounded(&p, &u))                                                   \
+		return false;
+#define GW_DECQ_U64(fname)  GW_DECQ_GET r->fname = u;
+#define GW_DECQ_I64(fname)  GW_DECQ_GET r->fname = gw_unzigzag(u);
+#define GW_DECQ_TIME(fname) GW_DECQ_GET r->fname = time_cursor += (uint64_t)gw_unzigzag(u);
+#define GW_DECQ_SEQ(fname)  GW_DECQ_GET r->fname = seq_cursor += (uint64_t)gw_unzigzag(u);
+/* BYTES and IPS check against end themselves; past end they fail, which is what is wanted */
+#define GW_DECQ_BYTES(fname)                                                                       \
+	if (p > end || gw_dec_BYTES(s, t, &p, end, &r->fname) < 0)                                 \
+		return false;
+#define GW_DECQ_IPS(fname)                                                                         \
+	if (p > end || gw_dec_IPS(s, t, &p, end, &r->fname) < 0)                                   \
+		return false;
+#define GW_DECQ_FIELD(kind, fname) GW_DECQ_##kind(fname)
+#define GW_DECQ_COUNT(kind, fname) +1u
+
+#define GW_DECQ_RECORD_FN(NAME, name, id, ver)                                                     \
+	static inline bool gw_decode_fast_##name(struct gw_codec_state *restrict s,                \
+						 const uint8_t *p, const uint8_t *end,             \
+						 struct gw_rec_##name *restrict r)                 \
+	{                                                                                          \
+		const unsigned t = (id);                                                           \
+		uint64_t time_cursor = s->time_cursor[t], seq_cursor = s->seq_cursor[t], u;        \
+		(void)time_cursor;                                                                 \
+		(void)seq_cursor;                                                                  \
+		(void)u;                                                                           \
+		GW_FIELDS_##name(GW_DECQ_FIELD) if (p > end) return false;                         \
+		s->time_cursor[t] = time_cursor;                                                   \
+		s->seq_cursor[t] = seq_cursor;                                                     \
+		return true;                                                                       \
+	}
+GW_RECORDS(GW_DECQ_RECORD_FN)
+#undef GW_DECQ_RECORD_FN
 
 /*
  * Decodes the record at p (len bytes available) and sets *consumed to its encoded size.
@@ -379,7 +453,12 @@ static inline int gw_decode_record(struct gw_codec_state *s, const uint8_t *p, s
 	switch (p[0]) {
 #define GW_DEC_CASE(NAME, name, id, ver)                                                           \
 	case id:                                                                                   \
-		r = gw_decode_##name(s, q, end, &ret->name);                                       \
+		if ((size_t)(p + len - end) >=                                                     \
+			    GW_DECQ_SLACK * (0 GW_FIELDS_##name(GW_DECQ_COUNT)) &&                 \
+		    gw_decode_fast_##name(s, q, end, &ret->name))                                  \
+			r = 0;                                                                     \
+		else                                                                               \
+			r = gw_decode_##name(s, q, end, &ret->name);                               \
 		break;
 		GW_RECORDS(GW_DEC_CASE)
 #undef GW_DEC_CASE

@@ -155,6 +155,144 @@ static void test_info_table(void **state)
 	assert_false(gw_field_is_binary(&mod->fields[6]));
 }
 
+static uint64_t codec_rng = 0x2545f4914f6cdd1dull;
+
+/* Values of every encoded size from 1 to 10 bytes, zero and the extremes among them. */
+static uint64_t random_value(void)
+{
+	unsigned bits;
+
+	codec_rng ^= codec_rng << 13;
+	codec_rng ^= codec_rng >> 7;
+	codec_rng ^= codec_rng << 17;
+	bits = (unsigned)(codec_rng % 65);
+	return bits == 64 ? codec_rng * 0x9e3779b97f4a7c15ull
+			  : (codec_rng * 0x9e3779b97f4a7c15ull) & ((1ull << bits) - 1);
+}
+
+/* Fills every field of a record of this type through the field table. */
+static void random_record(const struct gw_record_info *info, void *rec, uint8_t *bytes,
+			  uint64_t *ips)
+{
+	memset(rec, 0, info->size);
+	for (unsigned i = 0; i < info->nfields; i++) {
+		const struct gw_field_info *f = &info->fields[i];
+		uint8_t *at = (uint8_t *)rec + f->offset;
+
+		if (f->kind == GW_FIELD_BYTES) {
+			struct gw_bytes b = {bytes, (uint32_t)(random_value() % 40)};
+
+			for (uint32_t k = 0; k < b.len; k++)
+				bytes[k] = (uint8_t)random_value();
+			memcpy(at, &b, sizeof(b));
+			bytes += 40;
+		} else if (f->kind == GW_FIELD_IPS) {
+			struct gw_ips v = {ips, (uint32_t)(random_value() % 12)};
+
+			for (uint32_t k = 0; k < v.depth; k++)
+				ips[k] = random_value();
+			memcpy(at, &v, sizeof(v));
+			ips += 12;
+		} else {
+			uint64_t v = random_value();
+
+			memcpy(at, &v, sizeof(v));
+		}
+	}
+}
+
+/* Decodes the record at rec (rec_len bytes) as a frame would hold it, with slack bytes after
+ * it: none (the careful decoder alone runs) or plenty (the fast one runs first). */
+static int decode_with_slack(const uint8_t *rec, size_t rec_len, size_t slack, uint8_t fill,
+			     struct gw_codec_state *s, struct gw_record *out, size_t *consumed)
+{
+	static uint8_t buf[GW_RECORD_OVERHEAD + 4096 + 4096];
+
+	memcpy(buf, rec, rec_len);
+	memset(buf + rec_len, fill, slack);
+	return gw_decode_record(s, buf, rec_len + slack, out, consumed);
+}
+
+/*
+ * The fast decoder (no per-field end checks, used where the frame has room after the record)
+ * must give exactly what the careful one gives: for whole records of every type with values of
+ * every size, and for every shorter payload an older writer or a corrupt file could hold.
+ * The slack after the record is filled with continuation bytes (0xff) or zeros, so a decoder
+ * that read past the payload would see it.
+ */
+static void test_fast_decoder_agrees(void **state)
+{
+	static uint8_t enc_buf[GW_RECORD_OVERHEAD + 4096], cut[GW_RECORD_OVERHEAD + 4096];
+	static uint8_t bytes[64 * 40];
+	static uint64_t ips[64 * 12];
+	static const uint8_t fills[] = {0xff, 0x00};
+
+	(void)state;
+	for (unsigned type = 0; type < GW_REC_ID_LIMIT; type++) {
+		const struct gw_record_info *info = gw_record_info(type);
+
+		if (!info)
+			continue;
+		for (int round = 0; round < 40; round++) {
+			uint64_t want[sizeof(struct gw_record) / 8 + 1]; /* any record's struct */
+			struct gw_codec_state enc;
+			size_t plen_at, plen, hdr;
+			const uint8_t *q;
+			uint64_t v = 0, t0, s0;
+			int n;
+
+			random_record(info, want, bytes, ips);
+			gw_codec_reset(&enc);
+			/* a cursor that is not zero, as in the middle of a frame */
+			enc.time_cursor[type] = t0 = random_value();
+			enc.seq_cursor[type] = s0 = random_value();
+			n = gw_encode_record(&enc, type, want, enc_buf, sizeof(enc_buf));
+			assert_true(n > 0);
+			q = enc_buf + 2;
+			assert_int_equal(gw_get_uleb(&q, enc_buf + n, &v), 0);
+			plen = (size_t)v;
+			plen_at = (size_t)(q - enc_buf);
+			/* every payload length from empty to whole, the header rewritten for it */
+			for (size_t keep = 0; keep <= plen; keep++) {
+				for (size_t f = 0; f < sizeof(fills); f++) {
+					struct gw_codec_state careful, fast;
+					struct gw_record a, b;
+					size_t ca = 0, cb = 0;
+					int ka, kb;
+
+					cut[0] = enc_buf[0];
+					cut[1] = enc_buf[1];
+					hdr = (size_t)(gw_put_uleb(cut + 2, keep) - cut);
+					memcpy(cut + hdr, enc_buf + plen_at, keep);
+					gw_codec_reset(&careful);
+					careful.time_cursor[type] = t0;
+					careful.seq_cursor[type] = s0;
+					fast = careful;
+					memset(&a, 0x5a, sizeof(a));
+					memset(&b, 0xa5, sizeof(b));
+					ka = decode_with_slack(cut, hdr + keep, 0, 0, &careful, &a,
+							       &ca);
+					kb = decode_with_slack(cut, hdr + keep, 4096, fills[f],
+							       &fast, &b, &cb);
+					assert_int_equal(ka, kb);
+					assert_int_equal(careful.time_cursor[type],
+							 fast.time_cursor[type]);
+					assert_int_equal(careful.seq_cursor[type],
+							 fast.seq_cursor[type]);
+					if (ka != 1)
+						continue;
+					assert_int_equal(ca, hdr + keep);
+					assert_int_equal(cb, hdr + keep);
+					/* IPS point into each state's own scratch */
+					gw_test_assert_record_equal(type, &a.kernel, &b.kernel);
+					if (keep == plen) /* whole: what was written */
+						gw_test_assert_record_equal(type, want, &a.kernel);
+				}
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +301,7 @@ int main(void)
 		cmocka_unit_test(test_time_cursor_within_record),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_info_table),
+		cmocka_unit_test(test_fast_decoder_agrees),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
