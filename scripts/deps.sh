@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	meson ninja-build pkg-config gcc g++ python3
 	libzstd-dev libxxhash-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev
-	zstd binutils clang clang-format libclang-rt-14-dev chromium
+	zstd binutils clang clang-format libclang-rt-14-dev chromium strace
 )
 
 missing=()
