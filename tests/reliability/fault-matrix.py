@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""The fault matrix: every workload under every fault, on gpusim, with and without gpuwhy.
+
+Each cell runs one workload (tests/workloads, small 'alt_args' from workloads.json) twice with
+the same fault: once without gpuwhy (the baseline) and once with libgpuwhy.so preloaded. It
+passes when
+  - the exit status is the baseline's (and, for the faults that end the process, the one the
+    fault must cause), stdout is the baseline's, stderr is the baseline's apart from gpuwhy's
+    own lines (process ids masked in both);
+  - neither run hangs (a run still going after --timeout seconds fails the cell);
+  - every trace decodes (gpuwhy-report --dump), the report runs (text and --json), and it says
+    what was lost: no footer and a truncation warning after a kill, an abort, _exit, SIGTERM
+    or a full disk; the reason capture degraded when CUPTI is busy or missing; nothing lost
+    (exact counts from workloads.json's formulas plus the injected work) with 16 extra threads
+    and under a fork storm; no file at all when the directory is unwritable or vanishes.
+Faults come from fault-inject.c (preloaded in both runs) or from the environment of both
+runs; see README.md. gpusim is a test double: nothing here measures a GPU.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
+          'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti']
+# Column headings of the table.
+SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
+         'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
+         'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
+         'no_cupti': 'nocupti'}
+# What the faults that end the process must make of its exit status (fault-inject.c).
+ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
+           'abort': ('abort', -signal.SIGABRT), '_exit': ('_exit', 3)}
+UNCLEAN = set(ENDINGS) | {'disk_full'}
+THREADS16 = {'threads': 16, 'iters': 20}
+STORM = {'threads': 4, 'iters': 10, 'forks': 50}
+FSIZE_LIMIT = 1024  # below every workload's first frame, so the cut always happens
+NOBODY = 65534
+COUNT_KEYS = ['kernels', 'launches', 'host_syncs', 'memcpy', 'memset', 'allocations', 'frees']
+# Programs that launch from several host threads: a launch counter at N does not bound what
+# the others did.
+MULTI_THREADED = {'multi_stream'}
+
+
+def mask(text, several):
+    """Process ids differ between runs, and so does a 'check' over host work that runs for a
+    fixed time (common.h's wl_host_work_us: how many passes fit depends on the machine's
+    load); nothing else the workloads print may. Processes of one run print in any order."""
+    text = re.sub(r'\b(pid|child) \d+', r'\1 N', text)
+    text = re.sub(r'\bcheck [0-9a-f]{8}\b', 'check X', text)
+    lines = text.splitlines()
+    return sorted(lines) if several else lines
+
+
+def own_lines(text):
+    return [line for line in text.splitlines() if not line.startswith('gpuwhy:')]
+
+
+class Matrix:
+    def __init__(self, opts):
+        self.o = opts
+        self.lib = os.path.join(opts.build, 'lib', 'libgpuwhy.so')
+        self.report = os.path.join(opts.build, 'tools', 'gpuwhy-report')
+        self.gpusim = os.path.join(opts.build, 'tests', 'gpusim')
+        self.workloads = os.path.join(opts.build, 'tests', 'workloads')
+        with open(os.path.join(opts.source, 'tests', 'workloads', 'workloads.json')) as f:
+            self.spec = {w['name']: w for w in json.load(f)['workloads']}
+        self.root = tempfile.mkdtemp(prefix='gw-matrix-')
+        os.chmod(self.root, 0o755)  # a cell may run as nobody
+
+    # --- one run ---------------------------------------------------------------------------
+
+    def run(self, argv, env, timeout):
+        """Runs argv in its own session; on a timeout kills the whole group (a fork storm's
+        children included). Returns (returncode or None on a hang, stdout, stderr, seconds)."""
+        t0 = time.monotonic()
+        p = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, errors='replace', start_new_session=True)
+        try:
+            out, err = p.communicate(timeout=timeout)
+            rc = p.returncode
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = p.communicate()
+            rc = None
+        return rc, out, err, time.monotonic() - t0
+
+    def tool(self, args):
+        try:
+            p = subprocess.run([self.report] + args, capture_output=True, text=True,
+                               errors='replace', timeout=120)
+        except subprocess.TimeoutExpired:
+            return None, '', 'gpuwhy-report still running after 120 s (a hang)'
+        return p.returncode, p.stdout, p.stderr
+
+    # --- one cell --------------------------------------------------------------------------
+
+    def plan(self, name, fault, cell_dir, gpuwhy):
+        """argv and environment of one run of the cell."""
+        w = self.spec[name]
+        args = dict(w['args'])
+        args.update(w.get('alt_args', {}))
+        out_dir = os.path.join(cell_dir, 'out')
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(('GPUWHY_', 'GPUSIM_', 'GWFI_'))
+               and k not in ('LD_PRELOAD', 'CUDA_INJECTION64_PATH')}
+        env['LD_LIBRARY_PATH'] = self.gpusim
+        env['GPUWHY_QUIET'] = '1'
+        env['GPUWHY_OUTPUT'] = os.path.join(out_dir, 'trace-%p.zst')
+        env.update(w.get('env', {}))
+        wrap = []
+        if fault in ENDINGS:
+            env['GWFI_FAULT'], _ = ENDINGS[fault]
+            env['GWFI_AT'] = str(self.fire_at(name, args))
+        elif fault == 'threads16':
+            env.update(GWFI_FAULT='threads', GWFI_THREADS=str(THREADS16['threads']),
+                       GWFI_ITERS=str(THREADS16['iters']))
+        elif fault == 'fork_storm':
+            env.update(GWFI_FAULT='forks', GWFI_THREADS=str(STORM['threads']),
+                       GWFI_ITERS=str(STORM['iters']), GWFI_FORKS=str(STORM['forks']))
+        elif fault == 'disk_full':
+            wrap = ['prlimit', f'--fsize={FSIZE_LIMIT}:{FSIZE_LIMIT}']
+        elif fault == 'unwritable_dir':
+            if os.geteuid() == 0:  # root writes through any mode: run as nobody
+                wrap = ['setpriv', f'--reuid={NOBODY}', f'--regid={NOBODY}', '--clear-groups']
+        elif fault == 'vanished_dir':
+            env.update(GWFI_FAULT='vanish', GWFI_AT=str(self.fire_at(name, args)),
+                       GWFI_DIR=out_dir)
+        elif fault == 'cupti_busy':
+            env['GPUSIM_CUPTI_BUSY'] = '1'
+        elif fault == 'no_cupti':
+            env['GPUWHY_CUPTI_PATH'] = os.path.join(cell_dir, 'no-such-dir', 'libcupti.so.13')
+        preload = ([self.lib] if gpuwhy else []) + [self.o.inject]
+        # The wrappers (prlimit, setpriv) run without the preloads: env(1) sets LD_PRELOAD for
+        # the workload alone, so only the workload carries gpuwhy and the injector.
+        argv = wrap + ['env', 'LD_PRELOAD=' + ':'.join(preload),
+                       os.path.join(self.workloads, name)]
+        for k, v in args.items():
+            argv += ['--' + k.replace('_', '-'), str(v)]
+        return argv, env, args, out_dir
+
+    def fire_at(self, name, args):
+        """The launch at which an ending fault fires: half way through the first process's
+        launches (workloads.json's formula), so every workload is cut mid-run."""
+        return max(1, eval(self.spec[name]['counts']['launches'], {}, dict(args)) // 2)
+
+    def launching_procs(self, name, args):
+        w = self.spec[name]
+        n = 1 if eval(w['counts']['launches'], {}, dict(args)) else 0
+        if 'child_counts' in w and eval(w['child_counts']['launches'], {}, dict(args)):
+            n += 1
+        return n
+
+    def expected_counts(self, name, args, fault):
+        """Exact counts over all the cell's traces for the faults that lose nothing."""
+        w = self.spec[name]
+        want = {k: 0 for k in COUNT_KEYS}
+        for formulas in [w['counts']] + ([w['child_counts']] if 'child_counts' in w else []):
+            for k in COUNT_KEYS:
+                want[k] += eval(formulas[k], {}, dict(args))
+        procs = self.launching_procs(name, args)
+        p = THREADS16 if fault == 'threads16' else STORM
+        # per extra thread: cudaMalloc, ITERS x (cudaMemsetAsync + cudaStreamSynchronize),
+        # cudaFree (an implicit sync)
+        want['allocations'] += procs * p['threads']
+        want['frees'] += procs * p['threads']
+        want['memset'] += procs * p['threads'] * p['iters']
+        want['host_syncs'] += procs * p['threads'] * (p['iters'] + 1)
+        if fault == 'fork_storm':
+            # each CUDA child (every other one): cudaMalloc, cudaMemset (waits), cudaFree
+            cuda_children = procs * ((STORM['forks'] + 1) // 2)
+            for k, v in (('allocations', 1), ('frees', 1), ('memset', 1), ('host_syncs', 2)):
+                want[k] += cuda_children * v
+        return want
+
+    def cell(self, name, fault):
+        cell_dir = tempfile.mkdtemp(prefix=f'{name}-{fault}-', dir=self.root)
+        os.chmod(cell_dir, 0o755)
+        problems = []
+        runs = {}
+        for gpuwhy in (False, True):
+            out_dir = os.path.join(cell_dir, 'out')
+            shutil.rmtree(out_dir, ignore_errors=True)
+            os.mkdir(out_dir)
+            os.chmod(out_dir, 0o555 if fault == 'unwritable_dir' else 0o777)
+            argv, env, args, out_dir = self.plan(name, fault, cell_dir, gpuwhy)
+            rc, out, err, secs = self.run(argv, env, self.o.timeout)
+            label = 'with gpuwhy' if gpuwhy else 'without gpuwhy'
+            if rc is None:
+                problems.append(f'{label}: still running after {self.o.timeout} s (a hang)')
+                return problems
+            traces = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None
+            if fault == 'vanished_dir' and not gpuwhy and traces is not None:
+                problems.append('the fault did not fire: the directory is still there')
+            runs[gpuwhy] = (rc, out, err, traces, secs)
+        base, run = runs[False], runs[True]
+        rc, out, err, traces, _ = run
+        if fault in ENDINGS and base[0] != ENDINGS[fault][1]:
+            problems.append(f'the fault did not fire: status {base[0]} without gpuwhy')
+        if rc != base[0]:
+            problems.append(f'exit status {rc}, {base[0]} without gpuwhy: {err[-300:]!r}')
+        several = 'child_counts' in self.spec[name]
+        if mask(out, several) != mask(base[1], several):
+            problems.append(f'stdout {out[-200:]!r}, without gpuwhy {base[1][-200:]!r}')
+        if (mask('\n'.join(own_lines(err)), several) !=
+                mask('\n'.join(own_lines(base[2])), several)):
+            problems.append(f'stderr {err[-300:]!r}, without gpuwhy {base[2][-300:]!r}')
+        if fault in ('fork_storm', 'threads16'):
+            if ', 0 CUDA errors' not in err or (fault == 'fork_storm' and
+                                               'exited 0, 0 did not' not in err):
+                problems.append(f'the injected work failed: {err[-300:]!r}')
+        problems += self.check_trace(name, fault, args, err, out_dir, traces)
+        if not self.o.keep:
+            shutil.rmtree(cell_dir, ignore_errors=True)
+        return problems
+
+    def check_trace(self, name, fault, args, err, out_dir, traces):
+        problems = []
+        warnings = [line for line in err.splitlines() if line.startswith('gpuwhy:')]
+        if fault in ('unwritable_dir', 'vanished_dir'):
+            if traces is None and fault == 'unwritable_dir':
+                problems.append('the unwritable directory is gone')
+            if traces and fault == 'unwritable_dir':
+                problems.append(f'written into an unwritable directory: {traces}')
+            if traces is not None and fault == 'vanished_dir':
+                problems.append(f'the removed directory is there: {traces}')
+            if fault == 'unwritable_dir' and not warnings:
+                problems.append('no gpuwhy warning about the directory')
+            return problems
+        if fault == 'disk_full':
+            if not any('failed' in line for line in warnings):
+                problems.append(f'no warning that the trace was cut: {warnings}')
+        elif fault in ('cupti_busy', 'no_cupti'):
+            if not warnings:
+                problems.append('no gpuwhy warning about CUPTI')
+        elif warnings:
+            problems.append(f'gpuwhy warned: {warnings}')
+        if traces is None:
+            return problems + ['the output directory is gone']
+        procs = self.launching_procs(name, args)
+        want_files = procs * (1 + ((STORM['forks'] + 1) // 2 if fault == 'fork_storm' else 0))
+        if fault in ('cupti_busy', 'no_cupti') and 'child_counts' in self.spec[name]:
+            # Without CUPTI no callback tells gpuwhy that a forked child used CUDA: only the
+            # parent, which started capture in its constructor, has a trace (with the note).
+            want_files = 1
+        if len(traces) != want_files:
+            problems.append(f'{len(traces)} traces, expected {want_files}: {traces}')
+        if not traces:
+            return problems
+        paths = [os.path.join(out_dir, t) for t in traces]
+        for path in paths:
+            rc, _, e = self.tool(['--dump', path])
+            if rc != 0:
+                problems.append(f'{os.path.basename(path)} does not decode: {e.strip()}')
+        rc, text, e = self.tool(paths)
+        if rc != 0:
+            problems.append(f'the text report failed ({rc}): {e.strip()[-200:]}')
+        rc, js, e = self.tool(['--json'] + paths)
+        if rc != 0:
+            problems.append(f'the JSON report failed ({rc}): {e.strip()[-200:]}')
+            return problems
+        rep = json.loads(js)
+        t = rep['trace']
+        said = ' | '.join(rep.get('warnings', []))
+        if fault in UNCLEAN:
+            if t['clean_exit'] or not t['truncated']:
+                problems.append(f'the report does not say the trace was cut: {t}')
+            if 'truncated' not in said or 'truncated' not in text:
+                problems.append(f'no truncation warning in the report: {said!r}')
+            # Nothing is invented: at most the launches that happened before the fault.
+            bound = (eval(self.spec[name]['counts']['launches'], {}, dict(args))
+                     if name in MULTI_THREADED else self.fire_at(name, args)) * procs
+            if fault == 'disk_full':
+                bound = sum(eval(f['launches'], {}, dict(args)) for f in
+                            [self.spec[name]['counts']] +
+                            ([self.spec[name]['child_counts']]
+                             if 'child_counts' in self.spec[name] else []))
+            if rep['counts']['launches'] > bound:
+                problems.append(f"{rep['counts']['launches']} launches, at most {bound} "
+                                'can have happened')
+            # SIGTERM: gpuwhy's handler flushed every launch that had returned.
+            if fault == 'sigterm' and rep['counts']['launches'] < self.fire_at(name, args) * procs:
+                problems.append(f"{rep['counts']['launches']} launches after SIGTERM, "
+                                f'{self.fire_at(name, args) * procs} had returned')
+        elif fault in ('cupti_busy', 'no_cupti'):
+            reason = 'error 39' if fault == 'cupti_busy' else 'cannot load'
+            if not t['clean_exit'] or t['truncated']:
+                problems.append(f'no clean end: {t}')
+            if reason not in said or reason not in text:
+                problems.append(f'the report does not say why nothing was captured: {said!r}')
+            if rep['counts']['launches'] or rep['counts']['kernels']:
+                problems.append(f"events without CUPTI: {rep['counts']}")
+        else:
+            if not t['clean_exit'] or t['truncated'] or t['dropped_records']:
+                problems.append(f'records lost: {t}, warnings {said!r}')
+            want = self.expected_counts(name, args, fault)
+            got = {k: rep['counts'][k] for k in COUNT_KEYS}
+            if got != want:
+                diff = {k: (got[k], want[k]) for k in COUNT_KEYS if got[k] != want[k]}
+                problems.append(f'counts (got, expected): {diff}')
+        return problems
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--source', required=True)
+    ap.add_argument('--inject', required=True, help='the fault-inject shared library')
+    ap.add_argument('--only', action='append', help='workload(s) to run (repeatable)')
+    ap.add_argument('--fault', action='append', choices=FAULTS, help='fault(s) (repeatable)')
+    ap.add_argument('--jobs', type=int, default=3, help='cells run at once (default 3)')
+    ap.add_argument('--timeout', type=float, default=60, help='seconds before a run is a hang')
+    ap.add_argument('--keep', action='store_true', help='keep each cell\'s directory')
+    opts = ap.parse_args()
+    opts.inject = os.path.abspath(opts.inject)
+    m = Matrix(opts)
+    names = opts.only or list(m.spec)
+    faults = opts.fault or FAULTS
+    for n in names:
+        if n not in m.spec:
+            ap.error(f'unknown workload {n}')
+    t0 = time.monotonic()
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+        futures = {pool.submit(m.cell, n, f): (n, f) for n in names for f in faults}
+        for fut in concurrent.futures.as_completed(futures):
+            try:
+                results[futures[fut]] = fut.result()
+            except Exception as e:  # a driver error fails the cell, and says why
+                results[futures[fut]] = [f'driver error: {e!r}']
+    width = max(len(n) for n in names)
+    print('fault matrix on gpusim (a test double), with and without gpuwhy:')
+    print(' ' * width + ' ' + ' '.join(f'{SHORT[f]:>7}' for f in faults))
+    for n in names:
+        cells = []
+        for f in faults:
+            p = results[(n, f)]
+            cells.append('ok' if not p else 'HANG' if 'hang' in p[0] else 'FAIL')
+        print(f'{n:<{width}} ' + ' '.join(f'{c:>7}' for c in cells))
+    bad = {k: v for k, v in results.items() if v}
+    for (n, f), p in sorted(bad.items()):
+        for line in p:
+            print(f'FAIL {n} x {f}: {line}')
+    total = len(results)
+    print(f'{total - len(bad)}/{total} cells passed ({time.monotonic() - t0:.0f} s)')
+    if not opts.keep:
+        shutil.rmtree(m.root, ignore_errors=True)
+    else:
+        print(f'cell directories kept in {m.root}')
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
