@@ -48,6 +48,7 @@ static bool exit_registered;
 static bool in_constructor;
 static _Atomic bool exit_pending; /* atexit to register at the first event, after main began */
 static char trace_path[PATH_MAX];
+static int trace_fd = -1; /* owned by the writer; only fstat'ed here */
 static struct sigaction previous_term, previous_int;
 static __thread __attribute__((tls_model("initial-exec"))) uint64_t thread_tid;
 
@@ -150,6 +151,8 @@ static int stop_writer(bool clean)
 static void at_exit(void)
 {
 	struct gw_writer_stats stats;
+	struct stat st;
+	bool removed;
 	int r;
 
 	if (!writer_running)
@@ -160,12 +163,17 @@ static void at_exit(void)
 	if (cupti_ready)
 		gw_cupti_flush(true);
 	gw_cupti_set_activity(false);
+	/* Writes to a file unlinked under us (its directory removed) all succeed: without this
+	 * check the run would end saying where a trace is that nobody can read. */
+	removed = fstat(trace_fd, &st) == 0 && st.st_nlink == 0;
 	r = stop_writer(true);
 	writer_running = false;
 	gw_writer_get_stats(&stats);
 	if (r < 0)
 		say("writing %s failed (%s): the trace ends early", trace_path, strerror(-r));
-	if (!config.quiet)
+	if (removed)
+		say("%s was removed while the program ran: the trace is lost", trace_path);
+	else if (!config.quiet)
 		say("trace %s: %llu events, %llu bytes, %llu dropped", trace_path,
 		    (unsigned long long)stats.records, (unsigned long long)stats.bytes_written,
 		    (unsigned long long)stats.dropped);
@@ -307,6 +315,7 @@ static void start_locked(bool child)
 		return;
 	}
 	writer_running = true;
+	trace_fd = fd;
 	if (!have_cupti) {
 		say("%s: the trace %s will hold no GPU events", why, trace_path);
 		note(GW_NOTE_WARNING, why);
