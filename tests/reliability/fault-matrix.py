@@ -237,6 +237,14 @@ class Matrix:
                 problems.append(f'the removed directory is there: {traces}')
             if fault == 'unwritable_dir' and not warnings:
                 problems.append('no gpuwhy warning about the directory')
+            if fault == 'vanished_dir':
+                # The process whose launch removed the directory had its trace open there; a
+                # second one (forker's child) may find the directory gone or lose its file.
+                removed = [w for w in warnings if 'removed while the program ran' in w]
+                other = [w for w in warnings if w not in removed and
+                         'cannot create trace' not in w]
+                if not removed or other:
+                    problems.append(f'gpuwhy did not say the trace was lost: {warnings}')
             return problems
         if fault == 'disk_full':
             if not any('failed' in line for line in warnings):
