@@ -1170,10 +1170,12 @@ static int build_results(struct gw_analyzer *a)
 			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
 
 		if (ti->truncated &&
-		    (r = add_warning(res, gw_strdupf("%s: the trace is truncated (the process died "
-						     "or is still running); analysed up to its "
-						     "last complete frame",
-						     ti->path))) < 0)
+		    (r = add_warning(res,
+				     gw_strdupf("%s: the trace is truncated (the process died, "
+						"is still running, or its writes failed: a "
+						"full disk, a file-size limit); analysed up "
+						"to its last complete frame",
+						ti->path))) < 0)
 			return r;
 		if (ti->dropped_records &&
 		    (r = add_warning(
