@@ -286,6 +286,8 @@ class Matrix:
                 problems.append(f'the report does not say the trace was cut: {t}')
             if 'truncated' not in said or 'truncated' not in text:
                 problems.append(f'no truncation warning in the report: {said!r}')
+            if fault == 'disk_full' and 'writes failed' not in said:
+                problems.append(f'the report does not name failed writes: {said!r}')
             # Nothing is invented: at most the launches that happened before the fault.
             bound = (eval(self.spec[name]['counts']['launches'], {}, dict(args))
                      if name in MULTI_THREADED else self.fire_at(name, args)) * procs
