@@ -21,6 +21,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 A = None
 FAILS = []
@@ -177,6 +178,36 @@ def report_controls(root, trace):
                f'{opt} to a new file cut by the limit: no file at all')
 
 
+def signal_mid_export(root):
+    """SIGTERM while --perfetto is being written: the temporary file goes, FILE stays as it
+    was. The trace is large enough (200000 kernels: over a second of writing here) that the
+    signal, sent as soon as the temporary file appears, lands during the export."""
+    big = os.path.join(root, 'big.trace.zst')
+    subprocess.run([A.make_trace, big, '200000', '4'], check=True, timeout=120)
+    d = os.path.join(root, 'sig')
+    os.mkdir(d)
+    target = os.path.join(d, 'out.json')
+    with open(target, 'w') as f:
+        f.write('older\n')
+    p = subprocess.Popen([A.report, '--perfetto', target, big], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    deadline, seen = time.monotonic() + 120, False
+    while p.poll() is None and time.monotonic() < deadline:
+        if any(n.startswith('.gpuwhy-report-') for n in os.listdir(d)):
+            seen = True
+            p.send_signal(signal.SIGTERM)
+            break
+        time.sleep(0.001)
+    p.wait(timeout=120)
+    p.stderr.close()
+    left = sorted(os.listdir(d))
+    expect(seen and p.returncode == -signal.SIGTERM and left == ['out.json'] and
+           open(target).read() == 'older\n',
+           f'SIGTERM during --perfetto: killed by it, no temporary file, the older FILE whole '
+           f'(temporary seen {seen}, {p.returncode}, {left})')
+    os.unlink(big)
+
+
 def launcher_cases(root, work, trace, tdir, afile):
     G = A.launcher
     # CMD creates 'ran' in the working directory: a case that starts it changes the snapshot.
@@ -266,6 +297,7 @@ def main():
         report_cases(root, work, trace, tdir, afile)
         launcher_cases(root, work, trace, tdir, afile)
         report_controls(root, trace)
+        signal_mid_export(root)
     print(f'{len(FAILS)} failed')
     return 1 if FAILS else 0
 
