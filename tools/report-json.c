@@ -5,54 +5,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "json-out.h"
 #include "report-json.h"
 
+/* Strict UTF-8 (json-out.c): a lead byte and the right number of continuation bytes is not
+ * enough, overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either, and
+ * a JSON reader decoding the report rejects them. */
 static void jstr(FILE *f, const char *s)
 {
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", f);
-			break;
-		case '\\':
-			fputs("\\\\", f);
-			break;
-		case '\n':
-			fputs("\\n", f);
-			break;
-		case '\t':
-			fputs("\\t", f);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(f, "\\u%04x", *p);
-			else if (*p < 0x80)
-				fputc(*p, f);
-			else {
-				/* Pass valid UTF-8 through, replace anything else: output must parse. */
-				int n = (*p & 0xe0) == 0xc0   ? 1
-					: (*p & 0xf0) == 0xe0 ? 2
-					: (*p & 0xf8) == 0xf0 ? 3
-							      : -1;
-				int k;
-
-				for (k = 1; n > 0 && k <= n && (p[k] & 0xc0) == 0x80; k++)
-					;
-				if (n > 0 && k == n + 1) {
-					fwrite(p, 1, (size_t)n + 1, f);
-					p += n;
-				} else {
-					fputs("\\ufffd", f);
-				}
-			}
-		}
-	}
-	fputc('"', f);
+	gw_json_cstr(f, s);
 }
 
 static void jnum(FILE *f, double v)
