@@ -705,9 +705,16 @@ static int join_and_sort(struct gw_analyzer *a)
 				d->first_stream = op->stream;
 			else if (op->stream != d->first_stream)
 				d->streams = true;
-			a->kernel_ns += op->end_ns - op->start_ns;
+			/* Saturating: a corrupt trace's absurd durations must not wrap the sums
+			 * (an unclassified share above 1). */
+			uint64_t dur = op->end_ns - op->start_ns;
+
+			a->kernel_ns =
+				a->kernel_ns > UINT64_MAX - dur ? UINT64_MAX : a->kernel_ns + dur;
 			if (!cc->ok)
-				a->unclassified_ns += op->end_ns - op->start_ns;
+				a->unclassified_ns = a->unclassified_ns > UINT64_MAX - dur
+							     ? UINT64_MAX
+							     : a->unclassified_ns + dur;
 			if (rd) {
 				a->kidx[m] = (uint32_t)(i - d->op_begin);
 				if ((r = gw_runs_step(a, d, a->kidx, m, SIZE_MAX, &runs)) < 0)
