@@ -702,12 +702,16 @@ int gw_attribute(struct gw_analyzer *a)
 		struct gw_sweep w = {.a = a, .res = a->res, .d = dv, .di = (unsigned)d};
 		size_t n = dv->op_end - dv->op_begin;
 
+		size_t s0;
+
 		while (se < evs.len && ev[se].dev < d)
 			se++;
-		w.syncs = ev + se;
+		s0 = se;
 		while (se < evs.len && ev[se].dev == d)
 			se++;
-		w.n_syncs = (size_t)(ev + se - w.syncs);
+		/* no sync at all leaves evs.data NULL, and NULL + 0 is undefined */
+		w.syncs = se > s0 ? ev + s0 : NULL;
+		w.n_syncs = se - s0;
 		if (dv->r.start_ns == UINT64_MAX || !n) {
 			for (size_t k = 0; k < w.n_syncs; k++)
 				sync_resolve(&w, &w.syncs[k], w.syncs[k].start_ns);
