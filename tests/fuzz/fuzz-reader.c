@@ -1,11 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Fuzz target for the trace reader and the dump printer; without libFuzzer, a replay program. */
-#include <dirent.h>
+/* Fuzz target for the trace reader and the dump printer (with replay.c, a replay program). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "dump.h"
 #include "gpuwhy/trace-codec.h"
@@ -71,65 +69,3 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gw_reader_free(t);
 	return 0;
 }
-
-#ifndef GW_LIBFUZZER
-static int replay_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *buf = NULL;
-	long n;
-	int ret = -1;
-
-	if (!f)
-		goto out;
-	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0)
-		goto out;
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
-		goto out;
-	LLVMFuzzerTestOneInput(buf, (size_t)n);
-	ret = 0;
-out:
-	if (ret < 0)
-		fprintf(stderr, "fuzz-reader: cannot read %s\n", path);
-	free(buf);
-	if (f)
-		fclose(f);
-	return ret;
-}
-
-/* Replays every file named, and every file in every directory named. */
-int main(int argc, char **argv)
-{
-	int files = 0, failed = 0;
-
-	for (int i = 1; i < argc; i++) {
-		struct stat st;
-		DIR *d;
-		struct dirent *e;
-
-		if (stat(argv[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
-			failed += replay_file(argv[i]) < 0;
-			files++;
-			continue;
-		}
-		d = opendir(argv[i]);
-		if (!d) {
-			failed++;
-			continue;
-		}
-		while ((e = readdir(d))) {
-			char path[4096];
-
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "%s/%s", argv[i], e->d_name);
-			failed += replay_file(path) < 0;
-			files++;
-		}
-		closedir(d);
-	}
-	printf("fuzz-reader: replayed %d inputs\n", files);
-	return failed || !files ? 1 : 0;
-}
-#endif

@@ -1,11 +1,15 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Builds the trace reader's fuzz target with clang's libFuzzer, ASan and UBSan, and runs it.
-# usage: tests/fuzz/run-libfuzzer.sh [SECONDS] (default 60). Exits 77 (skip) without clang.
-# Findings (crash-*, leak-*, timeout-*) are left in $FUZZ_OUT (default: a temp directory).
+# Builds the fuzz targets with clang's libFuzzer, ASan and UBSan, and fuzzes each in turn.
+# usage: tests/fuzz/run-libfuzzer.sh [SECONDS [TARGET...]] (default 60 s each; targets
+# fuzz-reader and fuzz-analysis). Prints executions, exec/s, crashes and corpus size per
+# target; exits 1 when a target crashed, 77 (skip) without clang. Findings (crash-*, leak-*,
+# timeout-*, oom-*) and the grown corpora stay in $FUZZ_OUT (default: a temp directory).
 set -eu
 
 secs=${1:-60}
+[ $# -gt 0 ] && shift
+targets=${*:-fuzz-reader fuzz-analysis}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-clang}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gw-fuzz.XXXXXX")}
@@ -14,13 +18,67 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "run-libfuzzer: $cc not found, skipping" >&2
 	exit 77
 fi
-mkdir -p "$out/corpus"
-"$cc" -std=gnu11 -D_GNU_SOURCE -DGW_LIBFUZZER -g -O1 \
-	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-I"$root/include" -I"$root/analysis" -I"$root/tools" \
-	"$root/tests/fuzz/fuzz-reader.c" "$root/analysis/trace-reader.c" "$root/tools/dump.c" \
-	-lzstd -pthread -o "$out/fuzz-reader"
-# new inputs go to the scratch corpus; the seeds are read from the tree, never written
-cd "$out"
-./fuzz-reader -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=10 \
-	-print_final_stats=1 "$out/corpus" "$root/tests/fuzz/corpus"
+mkdir -p "$out"
+flags="-std=gnu11 -D_GNU_SOURCE -DGW_LIBFUZZER -g -O1 -fsanitize=fuzzer,address,undefined
+	-fno-sanitize-recover=undefined -I$root/include -I$root/analysis -I$root/tools
+	-isystem ${CUDA_ROOT:-/usr/local/cuda}/include"
+a=$root/analysis
+t=$root/tools
+
+# Each target: its sources, libraries, longest input and seed corpus in the tree. The two
+# builds run side by side.
+for target in $targets; do
+	case $target in
+	fuzz-reader)
+		# shellcheck disable=SC2086
+		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" "$a/trace-reader.c" "$t/dump.c" \
+			-lzstd -pthread -o "$out/fuzz-reader" &
+		;;
+	fuzz-analysis)
+		python3 "$t/html/embed.py" "$t/html/report.html" "$t/html/report.css" \
+			"$t/html/report.js" "$out/report-html-page.c"
+		# shellcheck disable=SC2086
+		"$cc" $flags "$root/tests/fuzz/fuzz-analysis.c" "$a/advice.c" "$a/analyze-files.c" \
+			"$a/analyzer.c" "$a/attribute.c" "$a/classify.c" "$a/symbolize.c" "$a/util.c" \
+			"$a/trace-reader.c" "$t/report-text.c" "$t/report-json.c" "$t/report-html.c" \
+			"$t/json-out.c" "$out/report-html-page.c" \
+			-lzstd -ldw -lm -lstdc++ -pthread -o "$out/fuzz-analysis" &
+		;;
+	*)
+		echo "run-libfuzzer: unknown target $target" >&2
+		exit 2
+		;;
+	esac
+done
+wait
+for target in $targets; do
+	[ -x "$out/$target" ] || { echo "run-libfuzzer: $target did not build" >&2; exit 1; }
+done
+
+failed=0
+for target in $targets; do
+	case $target in
+	fuzz-reader) seeds=$root/tests/fuzz/corpus max_len=65536 ;;
+	fuzz-analysis) seeds=$root/tests/fuzz/corpus-analysis max_len=8192 ;;
+	esac
+	dir=$out/$target.out
+	mkdir -p "$dir/corpus"
+	# New inputs go to the scratch corpus; the seeds are read from the tree, never written.
+	rc=0
+	(cd "$dir" && "$out/$target" -max_total_time="$secs" -max_len="$max_len" \
+		-rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$dir/corpus" "$seeds" \
+		>"$dir/log" 2>&1) || rc=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
+	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
+	crashes=$(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o \
+		-name 'timeout-*' -o -name 'oom-*' \) | wc -l)
+	corpus=$(($(find "$dir/corpus" -type f | wc -l) + $(find "$seeds" -type f | wc -l)))
+	echo "$target: ${secs} s, ${execs:-0} executions, ${rate:-0} exec/s, $crashes crashes," \
+		"corpus $corpus inputs"
+	if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then
+		failed=1
+		grep -E -A30 '^==[0-9]+==ERROR|runtime error|deadly signal|invariant|JSON report' "$dir/log" | head -60
+		find "$dir" -maxdepth 1 -name '*-*' -type f | sed 's/^/  finding: /'
+	fi
+done
+exit $failed
