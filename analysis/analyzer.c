@@ -1039,7 +1039,8 @@ static int build_sites(struct gw_analyzer *a)
 		gw_kernel_class(o->name, &o->classified);
 		o->count = s->count;
 		o->total_ns = s->total_ns;
-		o->mean_fill = s->total_ns ? s->fill_ns / (double)s->total_ns : 0;
+		/* at most 1 also when total_ns saturated (attribute.c) */
+		o->mean_fill = s->total_ns ? fmin(1, s->fill_ns / (double)s->total_ns) : 0;
 		o->chain_count = s->chain_count;
 		o->unfilled_sm_ns = s->unfilled_sm_ns;
 	}

@@ -266,7 +266,11 @@ static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, ui
 	if (!k->stack_id && ai != UINT32_MAX)
 		k->stack_id = ((struct gw_api *)a->apis.data)[ai].stack_id;
 	k->count++;
-	k->total_ns += o->end_ns - o->start_ns;
+	/* Saturating, as the analyzer's kernel time: durations of a corrupt trace must not wrap
+	 * the sum below fill_ns (a mean fill above 1). */
+	k->total_ns = k->total_ns > UINT64_MAX - (o->end_ns - o->start_ns)
+			      ? UINT64_MAX
+			      : k->total_ns + (o->end_ns - o->start_ns);
 	k->fill_ns += dur * fill;
 	k->unfilled_sm_ns += dur * (1 - fill) * w->sms;
 	if (o->flags & GW_OPF_CHAIN)
