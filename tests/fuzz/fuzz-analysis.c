@@ -492,24 +492,36 @@ static void check_unit(double v)
 /* The invariants of DESIGN's SM-time accounting, for the result and every row of it. */
 static void check_analysis(const struct gw_analysis *res)
 {
-	check_sm_ns(res->sm_ns, res->budget_sm_ns);
-	check_fractions(res->breakdown, res->budget_sm_ns > 0);
+	double budget = 0, bins[GW_BUCKET_COUNT] = {0};
+
+	/* A device's budget is its window times its SMs; the result's, the sum over devices. */
 	for (unsigned d = 0; d < res->n_devices; d++) {
 		const struct gw_device_result *dev = &res->devices[d];
+		double window = (double)(dev->end_ns - dev->start_ns) * (double)dev->sm_count;
 
+		if (dev->end_ns < dev->start_ns || !close_to(dev->budget_sm_ns, window, window))
+			VIOLATED();
 		check_sm_ns(dev->sm_ns, dev->budget_sm_ns);
 		check_fractions(dev->breakdown, dev->budget_sm_ns > 0);
+		budget += dev->budget_sm_ns;
 	}
+	if (!close_to(res->budget_sm_ns, budget, budget))
+		VIOLATED();
+	check_sm_ns(res->sm_ns, res->budget_sm_ns);
+	check_fractions(res->breakdown, res->budget_sm_ns > 0);
 	for (unsigned t = 0; t < res->n_traces; t++) {
-		const double *bd = res->traces[t].breakdown;
-		double sum = 0;
+		bool has_budget = false;
 
-		for (int b = 0; b < GW_BUCKET_COUNT; b++)
-			sum += bd[b];
-		check_fractions(bd, sum != 0);
+		for (unsigned d = 0; d < res->n_devices; d++)
+			has_budget |=
+				res->devices[d].trace == t && res->devices[d].budget_sm_ns > 0;
+		check_fractions(res->traces[t].breakdown, has_budget);
 	}
 	check_unit(res->util.kernel_active);
 	check_unit(res->util.sm_busy);
+	/* the fill is counted only while kernels run */
+	if (res->util.sm_busy > res->util.kernel_active + 1e-6)
+		VIOLATED();
 	check_unit(res->util.compute);
 	check_unit(res->unclassified_kernel_share);
 	if (!isfinite(res->memory.peak_fraction) || res->memory.peak_fraction < 0 ||
@@ -531,10 +543,16 @@ static void check_analysis(const struct gw_analysis *res)
 	for (unsigned i = 0; i < res->n_recs; i++)
 		if (!res->recs[i].text || !isfinite(res->recs[i].fraction))
 			VIOLATED();
+	/* The drawing timeline redraws the same SM-time: its bins add up to the buckets. */
 	for (unsigned i = 0; i < res->n_bins; i++)
-		for (int b = 0; b < GW_BUCKET_COUNT; b++)
+		for (int b = 0; b < GW_BUCKET_COUNT; b++) {
 			if (!isfinite(res->bins[i].sm_ns[b]) || res->bins[i].sm_ns[b] < -1e-6)
 				VIOLATED();
+			bins[b] += res->bins[i].sm_ns[b];
+		}
+	for (int b = 0; b < GW_BUCKET_COUNT && res->n_bins; b++)
+		if (!close_to(bins[b], res->sm_ns[b], res->budget_sm_ns))
+			VIOLATED();
 }
 
 /*
@@ -673,8 +691,7 @@ static const char *json_value(const char *p, const char *end, int depth)
 	return json_number(p, end);
 }
 
-/* Where the parse failed is found by parsing ever shorter prefixes' values: cheap enough for
- * the one failing input, and it tells the reader what was wrong. */
+/* Aborts unless the report is one JSON value, printing it so that the failure can be read. */
 static void check_json(const char *s, size_t len)
 {
 	const char *p = json_value(s, s + len, 0);
