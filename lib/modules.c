@@ -6,6 +6,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,11 @@ static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module modules[MAX_MODULES];
 static _Atomic uint32_t module_count; /* entries below it are complete */
 static uint64_t self_start, self_end;
+/* fork() does not reset the lock dl_iterate_phdr takes: a thread inside it (unw_backtrace
+ * walks the objects too) when another forks leaves it held in the child, whose first stack
+ * or scan then waits forever. Walkers count themselves; fork waits for them to leave. */
+static _Atomic unsigned walkers;
+static _Atomic bool forking;
 
 static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 {
@@ -144,10 +150,52 @@ static void find_self(void)
 	}
 }
 
+bool gw_modules_walk_begin(bool wait)
+{
+	for (;;) {
+		atomic_fetch_add(&walkers, 1);
+		if (!atomic_load(&forking))
+			return true;
+		atomic_fetch_sub(&walkers, 1);
+		if (!wait)
+			return false;
+		while (atomic_load(&forking))
+			sched_yield();
+	}
+}
+
+void gw_modules_walk_end(void)
+{
+	atomic_fetch_sub(&walkers, 1);
+}
+
+void gw_modules_fork_prepare(void)
+{
+	uint64_t give_up = gw_now_ns() + 1000000000u;
+
+	atomic_store(&forking, true);
+	/* A walk takes microseconds; the bound only keeps a stuck thread from stopping fork. */
+	while (atomic_load(&walkers) && gw_now_ns() < give_up)
+		sched_yield();
+}
+
+void gw_modules_fork_parent(void)
+{
+	atomic_store(&forking, false);
+}
+
+void gw_modules_fork_child(void)
+{
+	/* a walker that backed off after the fork began was copied mid-count */
+	atomic_store(&walkers, 0);
+	atomic_store(&forking, false);
+}
+
 void gw_modules_scan(void)
 {
 	uint32_t n;
 
+	gw_modules_walk_begin(true);
 	pthread_mutex_lock(&scan_lock);
 	n = atomic_load_explicit(&module_count, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++)
@@ -162,6 +210,7 @@ void gw_modules_scan(void)
 	}
 	find_self();
 	pthread_mutex_unlock(&scan_lock);
+	gw_modules_walk_end();
 }
 
 static bool known(uint64_t ip)

@@ -23,3 +23,16 @@ bool gw_modules_is_self(uint64_t ip);
 
 /* Forgets what was emitted, so the next scan emits every module again (a fork child's trace). */
 void gw_modules_reset(void);
+
+/*
+ * Brackets a walk of the loaded objects outside gw_modules_scan (unw_backtrace). begin returns
+ * false, having taken nothing, while a fork is under way (wait: true waits for its end
+ * instead); after true, call gw_modules_walk_end. Lock-free.
+ */
+bool gw_modules_walk_begin(bool wait);
+void gw_modules_walk_end(void);
+
+/* pthread_atfork handlers: prepare waits (at most 1 s) until no thread walks the objects. */
+void gw_modules_fork_prepare(void);
+void gw_modules_fork_parent(void);
+void gw_modules_fork_child(void);

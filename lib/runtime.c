@@ -214,6 +214,7 @@ static void install_signal(int sig, struct sigaction *prev)
 
 static void atfork_child(void)
 {
+	gw_modules_fork_child();
 	/* Only this thread exists now; the parent's writer, flusher and ids are not ours. */
 	atomic_store(&gw_capture_on, false);
 	gw_cupti_set_activity(false);
@@ -350,7 +351,7 @@ static void start_locked(bool child)
 			atomic_store(&exit_pending, true);
 		else
 			atexit(at_exit);
-		pthread_atfork(NULL, NULL, atfork_child);
+		pthread_atfork(gw_modules_fork_prepare, gw_modules_fork_parent, atfork_child);
 		install_signal(SIGTERM, &previous_term);
 		install_signal(SIGINT, &previous_int);
 	}

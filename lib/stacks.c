@@ -16,10 +16,14 @@ uint64_t gw_stack_capture(void)
 {
 	void *raw[UNWIND_DEPTH];
 	uint64_t ips[UNWIND_DEPTH];
-	int n = unw_backtrace(raw, UNWIND_DEPTH);
 	uint32_t depth = 0;
-	int first = 0;
+	int first = 0, n;
 
+	/* during another thread's fork, no stack rather than a child that hangs */
+	if (!gw_modules_walk_begin(false))
+		return 0;
+	n = unw_backtrace(raw, UNWIND_DEPTH);
+	gw_modules_walk_end();
 	while (first < n && gw_modules_is_self((uint64_t)(uintptr_t)raw[first]))
 		first++;
 	for (int i = first; i < n; i++)
