@@ -322,6 +322,23 @@ class Matrix:
         return problems
 
 
+def storm_loop(m, name, times):
+    """The fork storm again and again, with gpuwhy only and nothing but the run checked: a
+    child that inherits a lock another thread held at fork() hangs in a few percent of runs,
+    too few for one matrix cell to catch (fork must wait for gpuwhy's unwinding threads)."""
+    for i in range(times):
+        cell_dir = tempfile.mkdtemp(prefix=f'{name}-storm-', dir=m.root)
+        os.mkdir(os.path.join(cell_dir, 'out'))
+        argv, env, _, _ = m.plan(name, 'fork_storm', cell_dir, True)
+        rc, out, err, _ = m.run(argv, env, m.o.timeout)
+        shutil.rmtree(cell_dir, ignore_errors=True)
+        if rc is None:
+            return f'run {i + 1}: still running after {m.o.timeout} s (a hang)'
+        if rc != 0 or 'exited 0, 0 did not' not in err:
+            return f'run {i + 1}: exit status {rc}: {err[-300:]!r}'
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', required=True)
@@ -332,9 +349,21 @@ def main():
     ap.add_argument('--jobs', type=int, default=3, help='cells run at once (default 3)')
     ap.add_argument('--timeout', type=float, default=60, help='seconds before a run is a hang')
     ap.add_argument('--keep', action='store_true', help='keep each cell\'s directory')
+    ap.add_argument('--repeat', type=int, default=1,
+                    help='run each cell N times; it passes when every run passes (for races)')
+    ap.add_argument('--storm-loop', type=int, metavar='N',
+                    help='only run the first --only workload N times under the fork storm')
     opts = ap.parse_args()
     opts.inject = os.path.abspath(opts.inject)
     m = Matrix(opts)
+    if opts.storm_loop:
+        name = (opts.only or ['host_work'])[0]
+        t0 = time.monotonic()
+        problem = storm_loop(m, name, opts.storm_loop)
+        shutil.rmtree(m.root, ignore_errors=True)
+        print(f'{name} x fork_storm, {opts.storm_loop} runs with gpuwhy: '
+              f'{problem or "no hang"} ({time.monotonic() - t0:.0f} s)')
+        return 1 if problem else 0
     names = opts.only or list(m.spec)
     faults = opts.fault or FAULTS
     for n in names:
@@ -343,12 +372,15 @@ def main():
     t0 = time.monotonic()
     results = {}
     with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-        futures = {pool.submit(m.cell, n, f): (n, f) for n in names for f in faults}
+        futures = {pool.submit(m.cell, n, f): (n, f)
+                   for _ in range(opts.repeat) for n in names for f in faults}
         for fut in concurrent.futures.as_completed(futures):
             try:
-                results[futures[fut]] = fut.result()
+                p = fut.result()
             except Exception as e:  # a driver error fails the cell, and says why
-                results[futures[fut]] = [f'driver error: {e!r}']
+                p = [f'driver error: {e!r}']
+            key = futures[fut]
+            results[key] = results.get(key, []) + p
     width = max(len(n) for n in names)
     print('fault matrix on gpusim (a test double), with and without gpuwhy:')
     print(' ' * width + ' ' + ' '.join(f'{SHORT[f]:>7}' for f in faults))
@@ -363,7 +395,8 @@ def main():
         for line in p:
             print(f'FAIL {n} x {f}: {line}')
     total = len(results)
-    print(f'{total - len(bad)}/{total} cells passed ({time.monotonic() - t0:.0f} s)')
+    runs = f', each run {opts.repeat} times' if opts.repeat > 1 else ''
+    print(f'{total - len(bad)}/{total} cells passed{runs} ({time.monotonic() - t0:.0f} s)')
     if not opts.keep:
         shutil.rmtree(m.root, ignore_errors=True)
     else:
