@@ -19,7 +19,8 @@ echo "fuzzing, $minutes min per target, $(date -u +%Y-%m-%d) on $(nproc) cores" 
 	"($(clang --version | head -1)); findings in $FUZZ_OUT"
 echo "| target | executions | exec/s | crashes | corpus (inputs) |"
 echo "|---|---|---|---|---|"
-sed -n 's/^\(fuzz-[a-z]*\): [0-9]* s, \([0-9]*\) executions, \([0-9]*\) exec\/s, \([0-9]*\) crashes, corpus \([0-9]*\) inputs$/| \1 | \2 | \3 | \4 | \5 |/p' \
+# "fuzz-X: S s, E executions, R exec/s, C crashes, corpus N inputs" -> a table row
+awk '/^fuzz-[a-z]*: / { sub(":", "", $1); printf "| %s | %s | %s | %s | %s |\n", $1, $4, $6, $8, $11 }' \
 	"$FUZZ_OUT/summary"
 [ "$rc" = 0 ] || { echo; cat "$FUZZ_OUT/summary"; }
 exit "$rc"

@@ -101,8 +101,8 @@ def seeds():
     big = bytes([0xc0, 0xff])
     s['regress-kernel-ns-wrap'] = (
         bytes([0]) + string(1, GEMM) + string(2, RNN_STEP)
-        + bytes([KERNEL]) + us(1) + bytes([0, 0, 1]) + big + bytes([2, 0x41, 0, 0, 0x81, 0, 0, 0, 0])
-        + bytes([KERNEL]) + us(1) + bytes([0, 1, 2]) + big + bytes([1, 0x41, 0, 0, 0x81, 0, 0, 0, 0])
+        + bytes([KERNEL]) + us(1) + bytes([0, 0, 1]) + big + bytes([2, 0x41, 0, 0, 0x81]) + bytes(4)
+        + bytes([KERNEL]) + us(1) + bytes([0, 1, 2]) + big + bytes([1, 0x41, 0, 0, 0x81]) + bytes(4)
         + kernel(0, 3, 1, run_us=1))
     every = b''
     for op in range(22):

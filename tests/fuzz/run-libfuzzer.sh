@@ -77,7 +77,8 @@ for target in $targets; do
 		"corpus $corpus inputs"
 	if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then
 		failed=1
-		grep -E -A30 '^==[0-9]+==ERROR|runtime error|deadly signal|invariant|JSON report' "$dir/log" | head -60
+		grep -E -A30 '^==[0-9]+==ERROR|runtime error|deadly signal|invariant|JSON report' \
+			"$dir/log" | head -60
 		find "$dir" -maxdepth 1 -name '*-*' -type f | sed 's/^/  finding: /'
 	fi
 done

@@ -22,9 +22,9 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 meson compile -C "$build" -j "${GW_JOBS:-2}" >/dev/null
 
-echo "-- unit and fuzz-replay tests (writer, 16 producers, reader thread)"
-meson test -C "$build" --suite unit --suite fuzz --num-processes 2 --print-errorlogs \
-	>"$out/meson.txt" 2>&1 || {
+echo "-- unit, fuzz-replay and gpusim tests (writer, 16 producers, reader thread, CUPTI thread)"
+meson test -C "$build" --suite unit --suite fuzz --suite gpusim --num-processes 2 \
+	--print-errorlogs >"$out/meson.txt" 2>&1 || {
 	cat "$out/meson.txt"
 	exit 1
 }
