@@ -20,7 +20,7 @@ echo "fuzzing, $minutes min per target, $(date -u +%Y-%m-%d) on $(nproc) cores" 
 echo "| target | executions | exec/s | crashes | corpus (inputs) |"
 echo "|---|---|---|---|---|"
 # "fuzz-X: S s, E executions, R exec/s, C crashes, corpus N inputs" -> a table row
-awk '/^fuzz-[a-z]*: / { sub(":", "", $1); printf "| %s | %s | %s | %s | %s |\n", $1, $4, $6, $8, $11 }' \
-	"$FUZZ_OUT/summary"
+awk '/^fuzz-[a-z]*: / { sub(":", "", $1)
+	printf "| %s | %s | %s | %s | %s |\n", $1, $4, $6, $8, $11 }' "$FUZZ_OUT/summary"
 [ "$rc" = 0 ] || { echo; cat "$FUZZ_OUT/summary"; }
 exit "$rc"
