@@ -166,8 +166,8 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 #define GW_ENC_FIELD(kind, fname)	p = gw_enc_##kind(s, t, p, r->fname);
 
 /*
- * The payload goes GW_RECORD_OVERHEAD bytes into out; once its length is known the header is
- * written in front of it and the payload moved down when the length prefix is short.
+ * The payload goes 3 bytes into out, after type, version and the one-byte length prefix of
+ * the usual payload (under 128 bytes); a longer one is moved up once its prefix size is known.
  */
 #define GW_ENC_RECORD_FN(NAME, name, id, ver)                                                      \
 	static inline int gw_encode_##name(                                                        \
@@ -176,12 +176,12 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 		const unsigned t = (id);                                                           \
 		size_t bound = GW_RECORD_OVERHEAD GW_FIELDS_##name(GW_ENC_BOUND_FIELD);            \
 		uint64_t time_cursor = s->time_cursor[t], seq_cursor = s->seq_cursor[t];           \
-		uint8_t *p = out + GW_RECORD_OVERHEAD, *h;                                         \
+		uint8_t *p = out + 3, *h, prefix[3];                                               \
 		size_t len;                                                                        \
                                                                                                    \
 		if (bound > cap)                                                                   \
 			return -ENOSPC;                                                            \
-		GW_FIELDS_##name(GW_ENC_FIELD) len = (size_t)(p - (out + GW_RECORD_OVERHEAD));     \
+		GW_FIELDS_##name(GW_ENC_FIELD) len = (size_t)(p - (out + 3));                      \
 		if (len > GW_MAX_RECORD_PAYLOAD) {                                                 \
 			s->time_cursor[t] = time_cursor;                                           \
 			s->seq_cursor[t] = seq_cursor;                                             \
@@ -189,10 +189,14 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 		}                                                                                  \
 		out[0] = (uint8_t)(id);                                                            \
 		out[1] = (uint8_t)(ver);                                                           \
-		h = gw_put_uleb(out + 2, len);                                                     \
-		if (h != out + GW_RECORD_OVERHEAD)                                                 \
-			memmove(h, out + GW_RECORD_OVERHEAD, len);                                 \
-		return (int)((size_t)(h - out) + len);                                             \
+		if (len < 0x80) {                                                                  \
+			out[2] = (uint8_t)len;                                                     \
+			return (int)(3 + len);                                                     \
+		}                                                                                  \
+		h = gw_put_uleb(prefix, len);                                                      \
+		memmove(out + 2 + (h - prefix), out + 3, len);                                     \
+		memcpy(out + 2, prefix, (size_t)(h - prefix));                                     \
+		return (int)(2 + (size_t)(h - prefix) + len);                                      \
 	}
 GW_RECORDS(GW_ENC_RECORD_FN)
 #undef GW_ENC_RECORD_FN
