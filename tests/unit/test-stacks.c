@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -213,12 +216,107 @@ static void test_capture_skips_self(void **state)
 	assert_true(gw_modules_is_self((uint64_t)(uintptr_t)capture_here));
 }
 
+struct prepare_run {
+	_Atomic bool done;
+};
+
+static void *prepare_main(void *arg)
+{
+	struct prepare_run *p = arg;
+
+	gw_modules_fork_prepare();
+	atomic_store(&p->done, true);
+	return NULL;
+}
+
+/* fork's prepare handler waits for a walk under way; walks asked for meanwhile back off. */
+static void test_fork_waits_for_walkers(void **state)
+{
+	struct prepare_run p = {0};
+	pthread_t t;
+
+	(void)state;
+	assert_true(gw_modules_walk_begin(false));
+	assert_int_equal(pthread_create(&t, NULL, prepare_main, &p), 0);
+	usleep(20000); /* far below the handler's 1 s bound */
+	assert_false(atomic_load(&p.done));
+	gw_modules_walk_end();
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(atomic_load(&p.done));
+	assert_false(gw_modules_walk_begin(false));
+	assert_int_equal(gw_stack_capture(), 0);
+	gw_modules_fork_parent();
+	assert_true(gw_modules_walk_begin(false));
+	gw_modules_walk_end();
+}
+
+struct hammer {
+	_Atomic bool stop;
+	_Atomic unsigned long scans;
+};
+
+static void *hammer_main(void *arg)
+{
+	struct hammer *h = arg;
+
+	/* Scans only: a thread that used libunwind crashes TSan's runtime when it exits (its
+	 * key destructor runs after TSan has let the thread go). */
+	while (!atomic_load(&h->stop)) {
+		gw_modules_scan();
+		atomic_fetch_add(&h->scans, 1);
+	}
+	return NULL;
+}
+
+/*
+ * Forks while another thread walks the loaded objects without pause: with the handlers
+ * registered (as the runtime does), no child inherits a lock held inside dl_iterate_phdr or
+ * the scan, so each child's own scan and stack return. A child that hangs is ended by its
+ * alarm and fails the test.
+ */
+static void test_fork_while_unwinding(void **state)
+{
+	struct hammer h = {0};
+	pthread_t t;
+
+	assert_int_equal(start_trace(state), 0);
+	gw_modules_reset();
+	gw_modules_scan();
+	assert_int_equal(pthread_atfork(gw_modules_fork_prepare, gw_modules_fork_parent,
+					gw_modules_fork_child),
+			 0);
+	assert_int_equal(pthread_create(&t, NULL, hammer_main, &h), 0);
+	for (int i = 0; i < 200; i++) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			alarm(10);
+			gw_modules_scan(); /* as a child's start does */
+			_exit(capture_here() ? 0 : 1);
+		}
+		assert_true(pid > 0);
+		assert_int_equal(waitpid(pid, &st, 0), pid);
+		assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	atomic_store(&h.stop, true);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(atomic_load(&h.scans) > 0);
+	assert_int_equal(gw_writer_stop(true, 0), 0);
+	unlink(trace_path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strings),	      cmocka_unit_test(test_static_strings),
-		cmocka_unit_test(test_stack_dedup),   cmocka_unit_test(test_sampling),
-		cmocka_unit_test(test_launch_counts), cmocka_unit_test(test_capture_skips_self),
+		cmocka_unit_test(test_strings),
+		cmocka_unit_test(test_static_strings),
+		cmocka_unit_test(test_stack_dedup),
+		cmocka_unit_test(test_sampling),
+		cmocka_unit_test(test_launch_counts),
+		cmocka_unit_test(test_capture_skips_self),
+		cmocka_unit_test(test_fork_waits_for_walkers),
+		cmocka_unit_test(test_fork_while_unwinding),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
