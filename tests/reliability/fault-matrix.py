@@ -13,7 +13,8 @@ passes when
     what was lost: no footer and a truncation warning after a kill, an abort, _exit, SIGTERM
     or a full disk; the reason capture degraded when CUPTI is busy or missing; nothing lost
     (exact counts from workloads.json's formulas plus the injected work) with 16 extra threads
-    and under a fork storm; no file at all when the directory is unwritable or vanishes.
+    and under a fork storm; no file and a gpuwhy warning when the directory is unwritable,
+    or is removed mid-run (the warning then says the trace is lost).
 Faults come from fault-inject.c (preloaded in both runs) or from the environment of both
 runs; see README.md. gpusim is a test double: nothing here measures a GPU.
 """
