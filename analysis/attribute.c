@@ -354,7 +354,9 @@ static void bins_add(struct gw_sweep *w, uint64_t t0, uint64_t t1, const double 
 		struct gw_timeline_bin *bin = &res->bins[b];
 		double dt;
 
-		bend += res->bin_ns;
+		/* saturating: a window that ends near 2^64 ns (a corrupt trace) must not wrap the
+		 * last bin's end below t0 */
+		bend = bend > UINT64_MAX - res->bin_ns ? UINT64_MAX : bend + res->bin_ns;
 		dt = (double)((bend < t1 ? bend : t1) - t0);
 		if (rate) {
 			for (int k = 0; k < GW_BUCKET_COUNT; k++)
