@@ -65,15 +65,17 @@ for target in $targets; do
 	mkdir -p "$dir/corpus"
 	# New inputs go to the scratch corpus; the seeds are read from the tree, never written.
 	rc=0
+	t0=$(date +%s)
 	(cd "$dir" && "$out/$target" -max_total_time="$secs" -max_len="$max_len" \
 		-rss_limit_mb=2048 -timeout=10 -print_final_stats=1 "$dir/corpus" "$seeds" \
 		>"$dir/log" 2>&1) || rc=$?
+	elapsed=$(($(date +%s) - t0))
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$dir/log")
 	rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$dir/log")
 	crashes=$(find "$dir" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o \
 		-name 'timeout-*' -o -name 'oom-*' \) | wc -l)
 	corpus=$(($(find "$dir/corpus" -type f | wc -l) + $(find "$seeds" -type f | wc -l)))
-	echo "$target: ${secs} s, ${execs:-0} executions, ${rate:-0} exec/s, $crashes crashes," \
+	echo "$target: $elapsed s, ${execs:-0} executions, ${rate:-0} exec/s, $crashes crashes," \
 		"corpus $corpus inputs"
 	if [ "$rc" != 0 ] || [ "$crashes" != 0 ]; then
 		failed=1
