@@ -275,8 +275,9 @@ static void catch_fatal_signals(void)
 static int export_begin(int slot, const char *path, const char **ret_path)
 {
 	const char *slash = strrchr(path, '/');
+	sigset_t fatal, old;
 	struct stat st;
-	int fd, n;
+	int fd, n, err;
 
 	*ret_path = path;
 	if (stat(path, &st) < 0)
@@ -288,13 +289,21 @@ static int export_begin(int slot, const char *path, const char **ret_path)
 		     slash ? (int)(slash + 1 - path) : 0, path);
 	if (n < 0 || n >= PATH_MAX)
 		return -ENAMETOOLONG;
+	/* no signal between the file's creation and the flag that has the handler remove it */
+	sigemptyset(&fatal);
+	sigaddset(&fatal, SIGINT);
+	sigaddset(&fatal, SIGTERM);
+	sigaddset(&fatal, SIGHUP);
+	sigprocmask(SIG_BLOCK, &fatal, &old);
 	fd = mkstemp(gw_tmp_path[slot]);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	gw_tmp_live[slot] = 1;
-	*ret_path = gw_tmp_path[slot];
-	return 0;
+	err = fd < 0 ? -errno : 0;
+	if (fd >= 0) {
+		close(fd);
+		gw_tmp_live[slot] = 1;
+		*ret_path = gw_tmp_path[slot];
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return err;
 }
 
 /* Publishes export SLOT as PATH when ERR says it was written whole, else removes it. */
