@@ -23,8 +23,9 @@ import sys
 import tempfile
 import time
 
+from checks import FAILS, expect
+
 A = None
-FAILS = []
 KERNELS = 1000  # make-trace's kernel count, passed to it below
 
 # Values that are no number of microseconds this tool takes (0 to 1e9, at most 3 decimals).
@@ -33,14 +34,6 @@ BAD_US = ['-1', '-0', '+5', ' 5', '5 ', '', 'abc', '1x', 'nan', 'inf', '-inf', '
           '1000000000.001', '1000000001']
 GOOD_US = ['0', '1.999', '2', '2.001', '2.0010', '5', '5.001', '007', '1000000000']
 
-
-def expect(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print('FAIL', what)
-    else:
-        print('ok  ', what)
-    return cond
 
 
 def snapshot(root):

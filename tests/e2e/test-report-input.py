@@ -18,16 +18,10 @@ import subprocess
 import sys
 import tempfile
 
+from checks import FAILS, expect
+
 A = None
-FAILS = []
 
-
-def expect(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print('FAIL', what)
-    else:
-        print('ok  ', what)
 
 
 def report(*args):

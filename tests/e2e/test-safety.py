@@ -25,18 +25,11 @@ import subprocess
 import sys
 import tempfile
 
+from checks import FAILS, expect
+
 A = None
-FAILS = []
 WORKLOAD_ARGS = ['--iters', '2']
 
-
-def expect(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print('FAIL', what)
-    else:
-        print('ok  ', what)
-    return cond
 
 
 def clean_env(**extra):
