@@ -36,7 +36,7 @@ int gw_cli_check_output(const char *prog, const char *opt, const char *path);
  * Prints "PROG: OPT 'VALUE': REASON" as one line on F, with VALUE's control characters escaped
  * and a very long VALUE shortened, so that the line stays one line.
  */
-__attribute__((format(printf, 5, 6))) void gw_cli_error(FILE *f, const char *prog, const char *opt,
-							const char *value, const char *fmt, ...);
+__attribute__((format(printf, 5, 6), nonnull(1, 2, 3, 4, 5))) void
+gw_cli_error(FILE *f, const char *prog, const char *opt, const char *value, const char *fmt, ...);
 
 #endif

@@ -165,6 +165,17 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 #define GW_ENC_BOUND_FIELD(kind, fname) +GW_ENC_BOUND_##kind(r->fname)
 #define GW_ENC_FIELD(kind, fname)	p = gw_enc_##kind(s, t, p, r->fname);
 
+/* A payload of 128 bytes or more, written at out + 3, moves up behind its longer length
+ * prefix. Out of line: rare, and the compiler cannot see that small buffers never get here. */
+static __attribute__((noinline, cold, unused)) int gw_enc_long_payload(uint8_t *out, size_t len)
+{
+	uint8_t prefix[3], *h = gw_put_uleb(prefix, len);
+
+	memmove(out + 2 + (h - prefix), out + 3, len);
+	memcpy(out + 2, prefix, (size_t)(h - prefix));
+	return (int)(2 + (size_t)(h - prefix) + len);
+}
+
 /*
  * The payload goes 3 bytes into out, after type, version and the one-byte length prefix of
  * the usual payload (under 128 bytes); a longer one is moved up once its prefix size is known.
@@ -176,7 +187,7 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 		const unsigned t = (id);                                                           \
 		size_t bound = GW_RECORD_OVERHEAD GW_FIELDS_##name(GW_ENC_BOUND_FIELD);            \
 		uint64_t time_cursor = s->time_cursor[t], seq_cursor = s->seq_cursor[t];           \
-		uint8_t *p = out + 3, *h, prefix[3];                                               \
+		uint8_t *p = out + 3;                                                              \
 		size_t len;                                                                        \
                                                                                                    \
 		if (bound > cap)                                                                   \
@@ -193,10 +204,7 @@ static inline uint8_t *gw_enc_IPS(struct gw_codec_state *s, unsigned t, uint8_t 
 			out[2] = (uint8_t)len;                                                     \
 			return (int)(3 + len);                                                     \
 		}                                                                                  \
-		h = gw_put_uleb(prefix, len);                                                      \
-		memmove(out + 2 + (h - prefix), out + 3, len);                                     \
-		memcpy(out + 2, prefix, (size_t)(h - prefix));                                     \
-		return (int)(2 + (size_t)(h - prefix) + len);                                      \
+		return gw_enc_long_payload(out, len);                                              \
 	}
 GW_RECORDS(GW_ENC_RECORD_FN)
 #undef GW_ENC_RECORD_FN
