@@ -23,6 +23,7 @@ import os
 import platform
 import re
 import statistics
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -205,6 +206,14 @@ def main():
         menv.pop('LD_PRELOAD', None)
         _, _, out = run_timed([exe] + args, menv)
         lines += ['## ' + title, '', '```', out.decode().rstrip(), '```', '']
+
+    # where the launching thread's capture cost goes, in instructions (needs valgrind)
+    split = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'capture-split.sh')
+    if shutil.which('valgrind'):
+        print('capture-split.sh ...', file=sys.stderr)
+        _, _, out = run_timed([split, build, '2000' if a.quick else '5000'], dict(os.environ))
+        lines += ['## Capture: the launching thread\'s added instructions per launch '
+                  '(capture-split.sh, callgrind)', '', '```', out.decode().rstrip(), '```', '']
 
     # a real trace: bytes per launch, report speed and memory, Chrome JSON size
     print('capturing a tiny-kernel trace ...', file=sys.stderr)
