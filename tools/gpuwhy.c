@@ -639,12 +639,13 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 	const char *opt = o->output ? "-o" : "the default trace path (-o changes it)";
 	char **fresh = NULL;
 	size_t n_fresh = 0;
+	const char *exported = secure_getenv("GPUWHY_OUTPUT");
 	bool make_dir;
 	int status, code, r;
 
 	/* Without -o, a GPUWHY_OUTPUT the user exported still decides where traces go. */
-	if (!o->output && secure_getenv("GPUWHY_OUTPUT") && secure_getenv("GPUWHY_OUTPUT")[0]) {
-		o->output = secure_getenv("GPUWHY_OUTPUT");
+	if (!o->output && exported && exported[0]) {
+		o->output = exported;
 		opt = "GPUWHY_OUTPUT";
 	}
 	if (output_pattern(opt, o->output ? o->output : GW_DEFAULT_PATTERN, pattern, &make_dir) <
