@@ -323,17 +323,23 @@ class Validation:
             return None
         return out
 
-    def overhead(self, section, name, cmd, reps, timing_re):
-        """Alternated plain / gpuwhy runs; the program prints its loop time."""
+    def overhead(self, section, name, cmd, reps, timing_re, extra_env=None, target=None):
+        """Alternated plain / gpuwhy runs; the program prints its loop time. With a target
+        (a fraction), the median overhead is judged against it."""
         plain, traced = [], []
+        env = dict(self.env)
+        env.update(extra_env or {})
+        if self.sim:  # what `gpuwhy run --sim` does for the traced runs
+            env['LD_LIBRARY_PATH'] = os.path.join(self.build, 'tests', 'gpusim') + ':' + \
+                env.get('LD_LIBRARY_PATH', '')
         for _ in range(reps):
             if self.left() < 30:
                 break
-            rc, so, _, _ = self.run(cmd, timeout=60)
+            rc, so, _, _ = self.run(cmd, env=env, timeout=60)
             m = re.search(timing_re, so)
             if rc == 0 and m:
                 plain.append(float(m.group(1)))
-            rc, secs, traces, se = self.gpuwhy_run(name + '-overhead', cmd)
+            rc, secs, traces, se = self.gpuwhy_run(name + '-overhead', cmd, extra_env)
             for t in traces:
                 os.unlink(t)
             m = re.search(timing_re, self.last_stdout(name + '-overhead'))
@@ -341,9 +347,14 @@ class Validation:
                 traced.append(float(m.group(1)))
         if len(plain) >= 3 and len(traced) >= 3:
             p, t = statistics.median(plain), statistics.median(traced)
-            self.record(section, name + ' overhead', 'INFO',
+            # a figure from the simulated GPU is information, never a verdict on gpuwhy
+            status = 'INFO' if target is None or self.sim else (
+                'PASS' if t / p - 1 <= target else 'WARN')
+            self.record(section, name + ' overhead', status,
                         note='median loop %.3f ms plain, %.3f ms under gpuwhy: %+.1f%% (%d runs '
-                        'each, alternated)' % (p, t, 100 * (t / p - 1), len(plain)),
+                        'each, alternated)%s' % (p, t, 100 * (t / p - 1), len(plain),
+                                                 '' if target is None else
+                                                 '; target <= %.0f%%' % (100 * target)),
                         plain_ms=plain, gpuwhy_ms=traced, overhead=t / p - 1)
         else:
             self.record(section, name + ' overhead', 'SKIP', note='too few good runs')
@@ -355,6 +366,41 @@ class Validation:
             return text.split('--- stdout\n', 1)[1].split('\n--- stderr\n', 1)[0]
         except (OSError, IndexError):
             return ''
+
+    def tiny_loop(self):
+        """DESIGN's capture-cost target: a launch-bound loop of one-block kernels, <= 5%."""
+        if not self.budget_ok('programs', 30):
+            return
+        t = self.build_helper('tiny_loop.cu')
+        if not t:
+            return
+        iters = 50000 if not self.sim else 5000
+        # on gpusim a kernel of a microsecond, as on a GPU, so launches bound the loop there too
+        env = {'GPUSIM_KERNEL_US': 'tiny_loop=1'} if self.sim else {}
+        rc, secs, traces, se = self.gpuwhy_run('tiny_loop', [t, str(iters)], env)
+        if rc != 0 or not traces:
+            self.record('programs', 'tiny_loop', 'FAIL', note='exit %d: %s' %
+                        (rc, se.strip()[-300:]))
+            return
+        report, dump = self.analyse(traces[0], 'tiny_loop')
+        c = wlcheck.counts_from_dump(dump) if dump else {}
+        dropped = self.dropped(dump) if dump else 0
+        want = {'kernels': iters + 100, 'launches': iters + 100, 'syncs_explicit': 2}
+        for k, v in want.items():
+            status = 'PASS' if c.get(k) == v else 'FAIL'
+            if status == 'FAIL' and dropped and c.get(k, 0) < v <= c.get(k, 0) + dropped:
+                status = 'WARN'
+            self.record('programs', 'tiny_loop trace ' + k, status, expected=v, got=c.get(k),
+                        dropped_records=dropped)
+        if report:
+            # on a GPU one block on one SM may outweigh the gaps (small_batch): information
+            got = report.get('top_idle_cause')
+            self.record('programs', 'tiny_loop top idle cause',
+                        ('PASS' if got == 'launch_overhead' else 'FAIL') if self.sim else 'INFO',
+                        expected='launch_overhead' if self.sim else None, got=got,
+                        breakdown=report.get('breakdown'))
+        self.overhead('programs', 'tiny_loop', [t, str(iters)], 7 if not self.sim else 3,
+                      r'loop_ms=([\d.]+)', env, target=0.05)
 
     def graph_and_cublas(self):
         if not self.budget_ok('programs', 30):
@@ -659,6 +705,7 @@ def main():
         v.versions()
         if v.do_build():
             v.workloads()
+            v.tiny_loop()
             v.graph_and_cublas()
             v.torch_section()
             v.ncu_section()
