@@ -245,9 +245,24 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	}
 }
 
+/* The C library's frames below main (how every program starts) tell the reader nothing. */
+static bool below_main(const char *frame)
+{
+	static const char *const names[] = {"__libc_start_call_main", "__libc_start_main",
+					    "_start"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		size_t n = strlen(names[i]);
+
+		if (!strncmp(frame, names[i], n) && (frame[n] == ' ' || frame[n] == '@'))
+			return true;
+	}
+	return false;
+}
+
 static void site_frames(FILE *f, const struct gw_site *s)
 {
-	for (unsigned i = 1; i < s->n_frames && i < 4; i++)
+	for (unsigned i = 1; i < s->n_frames && i < 4 && !below_main(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
 }
 

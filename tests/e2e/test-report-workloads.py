@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -208,7 +209,12 @@ def run_one(w, tmp):
                        timeout=120)
     if p.returncode != 0:
         return None, [f'gpuwhy-report exit {p.returncode}: {p.stderr.strip()}']
-    return json.loads(p.stdout), []
+    r = json.loads(p.stdout)
+    p = subprocess.run([ARGS.report, trace], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return None, [f'gpuwhy-report (text) exit {p.returncode}: {p.stderr.strip()}']
+    r['_text'] = p.stdout
+    return r, []
 
 
 run_one.n = 0
@@ -241,6 +247,11 @@ def check(w, r):
     model_checks(w['name'], a, w['env'], r, errors)
     if not ALT:
         site_checks(w['name'], r, errors)
+    # a call site's callers stop at main: the C library's start-up frames are noise
+    for line in r['_text'].splitlines():
+        if re.match(r'\s+called from (__libc_start|_start\b)', line):
+            errors.append(f'text report shows a start-up frame: {line.strip()}')
+            break
     return errors
 
 
