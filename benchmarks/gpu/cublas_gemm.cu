@@ -15,23 +15,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-#define CHECK(x)                                                                                   \
-	do {                                                                                       \
-		if ((x) != 0) {                                                                    \
-			fprintf(stderr, "cublas_gemm: %s failed at line %d\n", #x, __LINE__);      \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "gpu-check.h"
 
 int main(int argc, char **argv)
 {

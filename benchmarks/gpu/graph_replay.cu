@@ -13,24 +13,8 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-#define CHECK(x)                                                                                   \
-	do {                                                                                       \
-		cudaError_t e_ = (x);                                                              \
-		if (e_ != cudaSuccess) {                                                           \
-			fprintf(stderr, "graph_replay: %s: %s\n", #x, cudaGetErrorString(e_));     \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
+#include "gpu-check.h"
 
 __global__ void graph_node_axpy_kernel(float a, const float *x, float *y, int n)
 {

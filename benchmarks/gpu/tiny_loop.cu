@@ -14,27 +14,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
+
+#include "gpu-check.h"
 
 #define WARMUP 100
-
-static double now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-#define CHECK(x)                                                                                   \
-	do {                                                                                       \
-		cudaError_t err_ = (x);                                                            \
-		if (err_ != cudaSuccess) {                                                         \
-			fprintf(stderr, "tiny_loop: %s failed at line %d: %s\n", #x, __LINE__,     \
-				cudaGetErrorString(err_));                                         \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 __global__ void tiny_loop_step_kernel(float *x)
 {
