@@ -46,6 +46,10 @@ struct gw_sweep {
 	struct gw_sync_ev *syncs; /* this device's, by start */
 	size_t n_syncs, si;
 	uint64_t debt_ns;
+	/* A sync that issued the operation it waits for (a synchronous or pageable copy): it
+	 * waits for that operation, and is resolved at the first gap after it. */
+	struct gw_sync_ev self;
+	bool self_pending;
 	int64_t owner; /* sync site holding the debt, -1 none */
 	bool owner_fresh;
 	uint64_t last_gap_end, last_gap_len;
@@ -403,6 +407,24 @@ static void sync_resolve(struct gw_sweep *w, const struct gw_sync_ev *s, uint64_
 	w->owner_fresh = true;
 }
 
+/* Holds a sync whose own call issued N: it waits for N too, and learns its W at the first gap
+ * after N. Called on an idle device, it waited from N's start (n_start): before that the host
+ * was staging the copy, its own work. */
+static void sync_hold(struct gw_sweep *w, const struct gw_sync_ev *s, uint64_t n_start)
+{
+	w->self = *s;
+	if (n_start > w->self.start_ns)
+		w->self.start_ns = n_start;
+	w->self_pending = true;
+}
+
+static void sync_release(struct gw_sweep *w, uint64_t drain_ns)
+{
+	if (w->self_pending)
+		sync_resolve(w, &w->self, drain_ns);
+	w->self_pending = false;
+}
+
 /* Time N's launching thread spent inside calls that issue work, within [r0, g1]. */
 static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, uint64_t g1)
 {
@@ -447,9 +469,16 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 		w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
 		return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
 	}
-	/* The device drained at g0: syncs waiting since before then learn their W. */
-	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= g0)
-		sync_resolve(w, &w->syncs[w->si++], g0);
+	/* The device drained at g0: syncs waiting since before then learn their W; a sync that
+	 * issued N itself waits for N too. */
+	sync_release(w, g0);
+	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= g0) {
+		if (api && w->syncs[w->si].api == ai)
+			sync_hold(w, &w->syncs[w->si], 0); /* called while the device was busy */
+		else
+			sync_resolve(w, &w->syncs[w->si], g0);
+		w->si++;
+	}
 	/* Rule 2: the sync debt is paid first. */
 	hs = g1 - g0 < w->debt_ns ? g1 - g0 : w->debt_ns;
 	w->debt_ns -= hs;
@@ -481,7 +510,10 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	/* Syncs called while the device sat idle with nothing queued waited for nothing. */
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < g1 &&
 	       !(api && api->end_ns <= w->syncs[w->si].start_ns)) {
-		sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
+		if (api && w->syncs[w->si].api == ai)
+			sync_hold(w, &w->syncs[w->si], g1);
+		else
+			sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
 		w->si++;
 	}
 	return r;
@@ -543,7 +575,10 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 
 		if (api && api->end_ns <= w->syncs[w->si].start_ns)
 			break;
-		sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
+		if (api && w->syncs[w->si].api == ai)
+			sync_hold(w, &w->syncs[w->si], ops[0].start_ns);
+		else
+			sync_resolve(w, &w->syncs[w->si], w->syncs[w->si].start_ns);
 		w->si++;
 	}
 	while (i < n || h->n) {
@@ -628,6 +663,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 	w->d->fill_sm_ns = fill_sm_ns;
 	w->d->r.kernel_active_ns = kernel_active_ns;
 	/* Syncs still waiting when the device finished its last operation. */
+	sync_release(w, w->d->r.end_ns);
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns <= w->d->r.end_ns)
 		sync_resolve(w, &w->syncs[w->si++], w->d->r.end_ns);
 	return 0;

@@ -274,6 +274,81 @@ static void sync_debt_is_per_device(void **state)
 	gw_analysis_free(res);
 }
 
+/*
+ * A synchronous D2H copy called at 4.1 us while K1 runs (until 55 us) waits for K1 and for
+ * its own copy (56..60 us): W = 60 - 4.1 = 55.9 us. The 1 us between K1 and the copy is no
+ * drain (the copy was issued, its call still waiting): short starvation. The next gap
+ * (60..105 us, 45 us) is all host_sync.
+ */
+static void sync_copy_waits_for_its_own_copy(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 55000);
+	r = tb_api_rec(&t, 1, 4100, 62000, 0, GW_API_MEMCPY, GW_SYNC_COPY);
+	tb_add(&t, &r);
+	cp.memcpy.correlation = r.api.correlation;
+	cp.memcpy.stream = 7;
+	cp.memcpy.start_ns = 56000;
+	cp.memcpy.end_ns = 60000;
+	cp.memcpy.bytes = 4;
+	tb_add(&t, &cp);
+	tb_launch(&t, 1, 100000, 104000, 0, 7, 1, FULL, 105000, 115000);
+	res = tb_finish(&t);
+	assert_int_equal(res->sync_sites[0].wait_ns, 55900);
+	assert_int_equal(res->sync_sites[0].exposed_ns, 45000);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 45000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_DATA_TRANSFER), 4000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 1000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 60000.0 * SMS, 1e-6);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/*
+ * An async copy from pageable memory called on an idle device (K1 ended at 12 us) stages
+ * from 20 us and waits for its own copy (25..29 us), returning at 30 us. It waited while the
+ * device worked for it: W = 29 - 25 = 4 us (the staging before was the host's own work), paid
+ * by the next gap (29..35 us); the rest of that gap and the 13 us before the copy are short
+ * starvation.
+ */
+static void pageable_copy_on_idle_device(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
+	r = tb_api_rec(&t, 1, 20000, 30000, 0, GW_API_MEMCPY, GW_SYNC_NONE);
+	tb_add(&t, &r);
+	cp.memcpy.correlation = r.api.correlation;
+	cp.memcpy.stream = 7;
+	cp.memcpy.start_ns = 25000;
+	cp.memcpy.end_ns = 29000;
+	cp.memcpy.src_kind = 1; /* CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE */
+	cp.memcpy.dst_kind = 3;
+	cp.memcpy.flags = 1;
+	tb_add(&t, &cp);
+	tb_launch(&t, 1, 30000, 34000, 0, 7, 1, FULL, 35000, 45000);
+	res = tb_finish(&t);
+	assert_int_equal(res->counts.syncs_by_kind[GW_SYNC_COPY], 1);
+	assert_int_equal(res->sync_sites[0].wait_ns, 4000);
+	assert_int_equal(res->sync_sites[0].exposed_ns, 4000);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 4000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), (13000.0 + 2000.0) * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_DATA_TRANSFER), 4000.0 * SMS, 1e-6);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -286,6 +361,8 @@ int main(void)
 		cmocka_unit_test(sync_kinds),
 		cmocka_unit_test(sync_returning_before_drain),
 		cmocka_unit_test(sync_debt_is_per_device),
+		cmocka_unit_test(sync_copy_waits_for_its_own_copy),
+		cmocka_unit_test(pageable_copy_on_idle_device),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
