@@ -21,8 +21,12 @@ static void mem(struct tb *t, uint64_t time, int op, int kind, uint64_t addr, ui
 
 /*
  * Device memory: A 1 GiB at 1 s, B 2 GiB at 2 s, free A at 3 s, C 1 GiB at 4 s. Live after
- * each event: 1, 3, 2, 3 GiB. Peak 3 GiB, final 3 GiB; B and C never freed. Least squares
- * over (1,1) (2,3) (3,2) (4,3): slope = sum dx dy / sum dx^2 = 2.5 / 5 = 0.5 GiB/s.
+ * each event: 1, 3, 2, 3 GiB. Peak 3 GiB, final 3 GiB; B and C never freed. Growth: one
+ * launch call is no span, so the GPU's is the working span; the kernel runs from 1 to 4 s,
+ * so the window is [2.5, 4] s, where the curve is 3 GiB for 0.5 s
+ * then 2 GiB for 1 s (C comes at the window's end). With t from 2.5 s: integral of y dt =
+ * 3.5, of t y dt = 3 * 0.25 / 2 + 2 * (2.25 - 0.25) / 2 = 2.375; slope = (2.375 - 0.75 *
+ * 3.5) / (1.5^3 / 12) = -0.25 / 0.28125 = -8/9 GiB/s: memory fell while the kernel ran.
  * Managed (1 GiB) and pinned host (4 GiB) memory are counted apart. Freed out of order.
  */
 static struct gw_analysis *run(uint64_t total)
@@ -50,7 +54,7 @@ static void live_peak_final_growth(void **state)
 	(void)state;
 	assert_int_equal(res->memory.peak_bytes, 3 * GIB);
 	assert_int_equal(res->memory.final_bytes, 3 * GIB);
-	assert_near(res->memory.growth_bytes_per_s, 0.5 * GIB, 1.0);
+	assert_near(res->memory.growth_bytes_per_s, -8.0 / 9.0 * GIB, 1.0);
 	assert_int_equal(res->memory.managed_peak_bytes, 1 * GIB);
 	assert_int_equal(res->memory.pinned_peak_bytes, 4 * GIB);
 	/* Never freed: B, C (device) and the managed and pinned allocations. */
@@ -84,11 +88,85 @@ static void quadrant_memory_high(void **state)
 	gw_analysis_free(res);
 }
 
+/*
+ * Setup, steady growth, teardown: 8 GiB at 0.5 s before a kernel that runs from 0 to 10 s,
+ * 1 GiB more at each of 1, 2, ..., 10 s, everything freed at 11 s. The window is [5, 10] s,
+ * where the curve is 13 + floor(t) GiB (t from 5 s). Its slope is 1 minus the slope of the
+ * sawtooth frac(t): (5 / 12) / (125 / 12) = 1/25, so 0.96 GiB/s. Neither the setup nor the
+ * teardown counts: a fit over the events, the final free among them, would say otherwise.
+ */
+static void growth_while_working(void **state)
+{
+	struct gw_analysis *res;
+	struct tb t;
+
+	(void)state;
+	tb_init(&t);
+	tb_device_mem(&t, 0, 4, 64 * GIB);
+	tb_string(&t, 1, "sgemm_kernel");
+	tb_launch(&t, 1, 0, 10, 0, 1, 1, 32, 0, 10 * S);
+	mem(&t, S / 2, GW_MEMORY_ALLOC, GW_MEM_DEVICE, 0x1000, 8 * GIB, 1);
+	for (uint64_t k = 1; k <= 10; k++)
+		mem(&t, k * S, GW_MEMORY_ALLOC, GW_MEM_DEVICE, 0x1000 + k * 0x100, GIB, 2);
+	mem(&t, 11 * S, GW_MEMORY_FREE, GW_MEM_DEVICE, 0x1000, 0, 3);
+	for (uint64_t k = 1; k <= 10; k++)
+		mem(&t, 11 * S + k, GW_MEMORY_FREE, GW_MEM_DEVICE, 0x1000 + k * 0x100, 0, 3);
+	res = tb_finish(&t);
+	assert_int_equal(res->memory.peak_bytes, 18 * GIB);
+	assert_int_equal(res->memory.final_bytes, 0);
+	assert_near(res->memory.growth_bytes_per_s, 0.96 * GIB, 1.0);
+	gw_analysis_free(res);
+
+	/* Allocated once before the work, freed after it: no growth at all. (One launch call:
+	 * the GPU's span [1, 9] s is the working span.) */
+	tb_init(&t);
+	tb_device_mem(&t, 0, 4, 64 * GIB);
+	tb_string(&t, 1, "sgemm_kernel");
+	tb_launch(&t, 1, 0, 10, 0, 1, 1, 32, 1 * S, 9 * S);
+	mem(&t, S / 2, GW_MEMORY_ALLOC, GW_MEM_DEVICE, 0x1000, 60 * GIB, 1);
+	mem(&t, 10 * S, GW_MEMORY_FREE, GW_MEM_DEVICE, 0x1000, 0, 3);
+	res = tb_finish(&t);
+	assert_near(res->memory.growth_bytes_per_s, 0, 1e-9);
+	gw_analysis_free(res);
+}
+
+/*
+ * The host far ahead of the GPU, as a decode loop that never reads back is: a launch call
+ * each ms from 0 to 100 ms, each followed by a 1 GiB allocation at the same ms (1..100),
+ * while the GPU works from 1 to 20 s. The host's span [0, 100] ms is the working span, so the
+ * window is [50, 100] ms: the curve is 50 + floor(t / 1 ms) GiB there, 50 unit steps, whose
+ * slope is 1 - 1/50^2 steps a step's width: 0.9996 GiB/ms. Over the GPU's span the
+ * allocations would all be setup, and growth 0.
+ */
+static void growth_host_ahead(void **state)
+{
+	struct gw_analysis *res;
+	struct tb t;
+	const uint64_t ms = 1000000;
+
+	(void)state;
+	tb_init(&t);
+	tb_device_mem(&t, 0, 4, 256 * GIB);
+	tb_string(&t, 1, "decode_step_kernel");
+	for (uint64_t k = 0; k <= 100; k++) {
+		tb_launch(&t, 1, k * ms, k * ms + 10, 0, 1, 1, 32, S + k * (S / 6),
+			  S + (k + 1) * (S / 6));
+		if (k)
+			mem(&t, k * ms, GW_MEMORY_ALLOC, GW_MEM_DEVICE, 0x1000 * k, GIB, 2);
+	}
+	res = tb_finish(&t);
+	assert_int_equal(res->memory.peak_bytes, 100 * GIB);
+	assert_near(res->memory.growth_bytes_per_s, (1.0 - 1.0 / 2500) * GIB * 1000, 1e-3 * GIB);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(live_peak_final_growth),
 		cmocka_unit_test(quadrant_memory_high),
+		cmocka_unit_test(growth_while_working),
+		cmocka_unit_test(growth_host_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
