@@ -143,11 +143,14 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	}
 	fputs("],\"breakdown\":", f);
 	breakdown(f, res->breakdown);
-	/* Without any GPU operation there is no SM-time to attribute: no cause (null). */
+	/* Without any GPU operation there is no SM-time to attribute: no cause (null); without
+	 * idle SM-time, no idle cause (every key ties at 0). */
 	fputs(",\"dominant_cause\":", f);
 	jstr(f, res->budget_sm_ns > 0 ? gw_buckets[res->dominant].key : NULL);
 	fputs(",\"top_idle_cause\":", f);
-	jstr(f, res->budget_sm_ns > 0 ? gw_buckets[res->top_idle].key : NULL);
+	jstr(f, res->budget_sm_ns > 0 && res->breakdown[res->top_idle] > 0
+			? gw_buckets[res->top_idle].key
+			: NULL);
 	fputs(",\"counts\":", f);
 	counts(f, &res->counts);
 	fprintf(f,
@@ -318,7 +321,7 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		fputs(",\"dominant_cause\":", f);
 		jstr(f, gw_buckets[t->dominant].key);
 		fputs(",\"top_idle_cause\":", f);
-		jstr(f, gw_buckets[t->top_idle].key);
+		jstr(f, t->breakdown[t->top_idle] > 0 ? gw_buckets[t->top_idle].key : NULL);
 		fputs(",\"counts\":", f);
 		counts(f, &t->counts);
 		fputc('}', f);

@@ -183,11 +183,17 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 		fputs("\nNo GPU operation was recorded: nothing to attribute.\n", f);
 		return;
 	}
-	fprintf(f,
-		"\n%sVerdict:%s useful compute on %.0f%% of SM-time; the largest idle cause is "
-		"%s%s%s (%.0f%%).\n",
-		st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
-		gw_buckets[res->top_idle].label, st->reset, res->breakdown[res->top_idle] * 100);
+	if (res->breakdown[res->top_idle] > 0)
+		fprintf(f,
+			"\n%sVerdict:%s useful compute on %.0f%% of SM-time; the largest idle "
+			"cause "
+			"is %s%s%s (%.0f%%).\n",
+			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
+			gw_buckets[res->top_idle].label, st->reset,
+			res->breakdown[res->top_idle] * 100);
+	else /* every idle bucket is 0: naming the first of them would mislead */
+		fprintf(f, "\n%sVerdict:%s useful compute on %.0f%% of SM-time; no idle SM-time.\n",
+			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100);
 	fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
 		res->memory_high ? st->yellow : st->green, res->memory_high ? "HIGH" : "low",
 		st->reset);
@@ -391,7 +397,9 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				"  %s (pid %" PRIu64 ", rank %" PRId64
 				"): compute %.1f%%, top idle %s %.1f%%%s\n",
 				t->path, t->pid, t->rank, t->breakdown[GW_BUCKET_COMPUTE] * 100,
-				gw_buckets[t->top_idle].key, t->breakdown[t->top_idle] * 100,
+				t->breakdown[t->top_idle] > 0 ? gw_buckets[t->top_idle].key
+							      : "none",
+				t->breakdown[t->top_idle] * 100,
 				t->truncated ? " [truncated]" : "");
 		}
 	}
