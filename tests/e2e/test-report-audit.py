@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""gpuwhy-report on the audit programs (tests/e2e/audit): patterns no cause workload covers.
+
+Each program runs on gpusim (a test double: its durations are a cost model, never GPU
+measurements) under libgpuwhy.so; its JSON report must meet what the program's comment
+derives by hand from its constants, gpusim's cost model and DESIGN's rules: exact counts and
+memory figures, device-time shares (gpusim makes kernel and copy durations exact, the window
+is measured), and bounds for host-time shares. The constants below are the programs'.
+A program is run up to three times and passes when one run meets every check: a loaded
+machine can stretch host time, a wrong rule fails all three (the failures are printed).
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+from checks import expect
+
+ARGS = None
+CAP = 132 * 8  # gpusim: 132 SMs x 8 blocks of 256 threads at 32 registers
+H2D_US = lambda b: 5 + b / 25e3  # GPUSIM_COPY_US + bytes / GPUSIM_H2D_GBPS (GB/s = 1e3 B/us)
+
+
+def run(name, args=(), env_extra=None, tmp=None):
+    """Runs an audit program under gpuwhy on gpusim; returns (exit status, JSON, text)."""
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    trace = os.path.join(tmp, f'{name}-{run.n}.trace.zst')
+    run.n += 1
+    env.update(LD_LIBRARY_PATH=os.path.join(ARGS.build, 'tests/gpusim'),
+               LD_PRELOAD=os.path.join(ARGS.build, 'lib/libgpuwhy.so'), GPUWHY_QUIET='1',
+               GPUWHY_OUTPUT=trace)
+    p = subprocess.run([os.path.join(ARGS.programs, 'audit-' + name), *args], env=env,
+                       timeout=120, capture_output=True, text=True)
+    if p.returncode:
+        return p.returncode, None, p.stderr
+    j = subprocess.run([ARGS.report, '--json', trace], capture_output=True, text=True,
+                       timeout=120)
+    t = subprocess.run([ARGS.report, trace], capture_output=True, text=True, timeout=120)
+    if j.returncode or t.returncode:
+        return 100 + (j.returncode or t.returncode), None, j.stderr + t.stderr
+    # json.loads accepts NaN and Infinity, which are not JSON: refuse them
+    return 0, json.loads(j.stdout, parse_constant=lambda c: {}['not JSON: ' + c]), t.stdout
+
+
+run.n = 0
+
+
+class Checker:
+    """Collects the failures of one run."""
+
+    def __init__(self, r):
+        self.r = r
+        self.errors = []
+        self.window_us = r['window']['duration_ns'] / 1e3
+
+    def ok(self, cond, what):
+        if not cond:
+            self.errors.append(what)
+
+    def us(self, key):
+        return self.r['breakdown'][key] * self.window_us
+
+    def counts(self, **want):
+        for k, v in want.items():
+            self.ok(self.r['counts'][k] == v, f"counts.{k} = {self.r['counts'][k]}, want {v}")
+
+    def near_us(self, key, want, tol, why):
+        got = self.us(key)
+        self.ok(abs(got - want) <= tol, f'{key} = {got:.3f} us, want {want:.3f} +- {tol}: {why}')
+
+    def sums_to_one(self):
+        total = sum(self.r['breakdown'].values())
+        self.ok(abs(total - 1) < 1e-9, f'breakdown sums to {total}')
+
+    def site(self, api):
+        for s in self.r['sync_sites']:
+            if s['api'] == api:
+                return s
+        self.errors.append(f'no sync site {api}')
+        return {'count': 0, 'wait_ns': 0, 'exposed_ns': 0, 'host_work_after_ns': 0,
+                'kind': None, 'site': ''}
+
+
+def graph_replay(c, text):
+    nodes, replays, wave = 10, 200, 5.0
+    k = nodes * replays
+    c.counts(kernels=k, tiny_kernels=k, launches=replays + nodes, host_syncs=2,
+             syncs_explicit=1, syncs_implicit=1, memcpy=0, allocations=1, frees=1)
+    # One-block kernels: fill 1/CAP, the rest of their time small_batch (10 names: no chain).
+    c.near_us('compute', k * wave / CAP, 0.01, 'filled share of 2000 one-block kernels')
+    c.near_us('small_batch', k * wave * (1 - 1 / CAP), 0.5, 'unfilled share, period 10')
+    c.ok(c.r['breakdown']['dependency_chain'] == 0, 'period 10 is no chain (1-4)')
+    # The host stays ahead: every gap is a queued 1 us (QUEUE_US) gap, launch_overhead.
+    c.near_us('launch_overhead', (k - 1) * 1.0, 0.5, '1999 queued 1 us gaps')
+    c.ok(abs(c.window_us - (k * wave + k - 1)) < 0.5, f'window {c.window_us} us, want 11999')
+    c.ok(c.r['dominant_cause'] == 'small_batch', 'dominant small_batch')
+    c.ok(not c.r['fusion_candidates'], 'a period of 10 is no fusion candidate (2-8 kernels)')
+    tops = {t['name']: t['count'] for t in c.r['tiny_kernels_top']}
+    c.ok(tops == {f'st{i}(float*)': replays for i in range(nodes)},
+         f'tiny kernels st0..st9 x200 each, got {tops}')
+
+
+def sync_poll(c, text):
+    iters, kernel_us = 100, 2 * 250.0
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=iters + 2,
+             syncs_explicit=iters + 1, syncs_implicit=1, tiny_kernels=0)
+    # Full-wave kernels (fill 1), unclassified names: compute is exactly their time.
+    c.near_us('compute', 2 * iters * kernel_us, 1.0, '200 kernels of 2 waves x 250 us')
+    ev = c.site('cudaEventSynchronize')
+    c.ok(ev['count'] == iters, f"event syncs {ev['count']}")
+    # Each waited for at most its whole kernel; the debt is what the rule may charge.
+    c.ok(0 < ev['wait_ns'] <= iters * kernel_us * 1e3, f"event sync wait {ev['wait_ns']} ns")
+    hs = c.us('host_sync')
+    c.ok(hs <= ev['wait_ns'] / 1e3 + 1, f'host_sync {hs:.0f} us over the debt: a sync can at '
+         'most double the time it waited')
+    # Each of the 99 gaps after an event sync holds at least a 4 us launch call (paid by a
+    # debt of hundreds of us); the polled phase sets no debt, so all of host_sync is theirs.
+    c.ok(hs >= (iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(iters - 1) * 4}')
+    c.ok(abs(ev['exposed_ns'] / 1e3 - hs) < 1, 'host_sync is the event syncs\' exposed time')
+    c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
+
+
+def memcpy_kinds(c, text):
+    copies, size = 50, 4 << 20
+    c.counts(memcpy=2 * copies, kernels=0, launches=0, host_syncs=copies + 4,
+             syncs_copy=copies, syncs_explicit=2, syncs_implicit=2, allocations=2, frees=2)
+    c.near_us('data_transfer', 2 * copies * H2D_US(size), 2 * copies * 0.002,
+              '100 copies of 4 MiB at 25 GB/s + 5 us')
+    m = c.r['memory']
+    c.ok(m['peak_bytes'] == size and m['final_bytes'] == 0, f'device peak/final {m}')
+    c.ok(m['pinned_peak_bytes'] == size and m['managed_peak_bytes'] == 0,
+         'pinned memory counted apart')
+    kinds = sorted((a['kind'], a['count'], a['bytes']) for a in c.r['allocation_sites'])
+    c.ok(kinds == [('device', 1, size), ('pinned', 1, size)], f'allocation sites {kinds}')
+    pg = c.site('cudaMemcpyAsync')
+    c.ok(pg['kind'] == 'copy' and pg['count'] == copies, 'the pageable copies are copy syncs')
+    # Each pageable copy is issued on an idle device and waits for itself: W = its duration.
+    want = copies * H2D_US(size) * 1e3
+    c.ok(abs(pg['wait_ns'] - want) <= copies * 2, f"pageable copies waited {pg['wait_ns']} ns, "
+         f'want {want:.0f} (their own copies)')
+    c.ok(0 < pg['exposed_ns'] <= (copies - 1) * H2D_US(size) * 1e3 + copies,
+         f"pageable copies exposed {pg['exposed_ns']} ns: at most 49 debts of one copy")
+
+
+def host_item(c, text):
+    iters, every, host_us, kernel_us = 60, 10, 2000, 100.0
+    reads = iters // every
+    copy_us = 5 + 4 / 25e3
+    c.counts(kernels=iters, launches=iters, memcpy=reads, host_syncs=reads + 2,
+             syncs_copy=reads, syncs_explicit=1, syncs_implicit=1)
+    c.near_us('compute', iters * kernel_us, 0.5, '60 full-wave kernels of 100 us')
+    c.near_us('data_transfer', reads * copy_us, 0.05, '6 copies of 4 bytes')
+    s = c.site('cudaMemcpy')
+    # A read-back waits at most for its kernel, the 1 us queue gap and its copy; at least its
+    # own copy.
+    c.ok(reads * copy_us * 1e3 <= s['wait_ns'] <= reads * (kernel_us + 1 + copy_us) * 1e3,
+         f"read-backs waited {s['wait_ns']} ns")
+    # The last read-back has no gap after it: 5 debts are paid, each in full (gaps of ~2 ms).
+    hs = c.us('host_sync')
+    c.ok(hs <= (reads - 1) * (kernel_us + 1 + copy_us) + 0.5, f'host_sync {hs:.0f} us')
+    c.ok(abs(hs - s['exposed_ns'] / 1e3) < 0.5, 'host_sync is the read-backs\' exposed time')
+    # Every gap is >= HOST_US less the kernel and the copy; host work is the rest, after any
+    # debt and outside the launch calls.
+    gap_min = host_us - kernel_us - 1 - copy_us
+    lo = 0.9 * ((iters - 1) * gap_min - hs - c.us('launch_overhead'))
+    c.ok(c.us('host_work') >= lo, f"host_work {c.us('host_work'):.0f} us, want >= {lo:.0f}")
+    c.ok(s['host_work_after_ns'] >= 0.9 * (reads - 1) * (gap_min - kernel_us - 1 - copy_us -
+                                                          50) * 1e3,
+         f"host work after the read-backs {s['host_work_after_ns']} ns")
+    c.ok(c.r['dominant_cause'] == 'host_work', 'dominant host_work')
+    c.ok('follows cudaMemcpy at main (host_item.cu:' in text,
+         'the text report names the read-back the host work followed')
+
+
+def alloc_churn(c, text):
+    iters, every, step, leak, pinned = 400, 20, 16 << 20, 8 << 20, 8 << 20
+    leaks = iters // every
+    c.counts(allocations=iters + leaks + 1, frees=iters + 1, kernels=iters, launches=iters,
+             host_syncs=iters + 1, syncs_explicit=iters, syncs_implicit=1)
+    m = c.r['memory']
+    c.ok(m['peak_bytes'] == step + leaks * leak, f"peak {m['peak_bytes']}")
+    c.ok(m['final_bytes'] == leaks * leak, f"final {m['final_bytes']}")
+    c.ok(m['never_freed'] == leaks and m['never_freed_bytes'] == leaks * leak,
+         f"never freed {m['never_freed']} / {m['never_freed_bytes']}")
+    c.ok(m['pinned_peak_bytes'] == pinned, f"pinned peak {m['pinned_peak_bytes']}")
+    sites = {a['kind']: a for a in c.r['allocation_sites']}
+    c.ok(set(sites) == {'async', 'device', 'pinned'}, f'allocation kinds {set(sites)}')
+    if 'async' in sites and 'device' in sites:
+        a, d = sites['async'], sites['device']
+        c.ok(a['count'] == iters and a['max_bytes'] == step and a['never_freed'] == 0,
+             'stream-ordered allocations all freed')
+        c.ok(d['count'] == leaks and d['never_freed'] == leaks, 'the leak site')
+    # Growth: DESIGN's slope of live device bytes over time. The steps are evenly spaced (each
+    # ends in a stream sync, so the GPU's window is the host's working span), the 16 MiB
+    # sawtooth averages out, and the leak's staircase rises by leaks*leak over the window:
+    # positive, and within 2x of that rate (a host stall in the loop bends the staircase; the
+    # definition fits part of the span, doc/causes.md).
+    want = leaks * leak / (c.window_us / 1e6)
+    got = m['growth_bytes_per_s']
+    c.ok(0.5 * want <= got <= 2 * want, f'growth {got:.3g} B/s, want {want:.3g} within 2x')
+
+
+def two_streams(c, text):
+    iters, us, blocks = 150, 200.0, 792
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=3, syncs_explicit=2,
+             syncs_implicit=1)
+    # Both kernels of a step run together at fill min(1, 2 * 0.75) = 1: compute is the step's
+    # time, not the sum of fills (300 us); the first step may or may not overlap.
+    f = blocks / CAP
+    lo, hi = (iters - 1) * us, (iters - 1) * us + 2 * f * us
+    comp = c.us('compute')
+    c.ok(lo - 0.5 <= comp <= hi + 0.5, f'compute {comp:.0f} us, want [{lo:.0f}, {hi:.0f}]')
+    c.ok(c.us('small_batch') <= 2 * (1 - f) * us + 0.5,
+         f"small_batch {c.us('small_batch'):.0f} us: only the first step can under-fill")
+    c.ok(c.r['breakdown']['dependency_chain'] == 0, 'overlapped kernels are no chain')
+    c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
+
+
+def edge_cases(tmp):
+    """Degenerate programs: exit 0, JSON without NaN, nothing attributed when nothing ran."""
+    env = {'GPUSIM_KERNEL_US': 'exit_tail=50000'}
+    for mode, want in [('idle', dict(allocations=0, host_syncs=0)),
+                       ('alloc', dict(allocations=1, frees=1, host_syncs=1, syncs_implicit=1)),
+                       ('zerocopy', dict(allocations=1, frees=1, memcpy=0, host_syncs=2,
+                                         syncs_copy=1, syncs_implicit=1))]:
+        rc, r, text = run('edge_cases', [mode], env, tmp)
+        if not expect(rc == 0, f'edge_cases {mode}: exit status {rc}' +
+                      (f' ({text[-300:]})' if rc else '')):
+            continue
+        c = Checker(r)
+        c.counts(kernels=0, launches=0, **want)
+        c.ok(r['window']['duration_ns'] == 0, 'no GPU operation: an empty window')
+        c.ok(r['dominant_cause'] is None and r['top_idle_cause'] is None, 'no cause')
+        c.ok(all(v == 0 for v in r['breakdown'].values()), 'nothing attributed')
+        c.ok('No GPU operation was recorded' in text, 'the text report says so')
+        if mode == 'alloc':
+            c.ok(r['memory']['peak_bytes'] == 1 << 30, 'an allocation without GPU work')
+        expect(not c.errors, f'edge_cases {mode}: ' + ('; '.join(c.errors) or 'as derived'))
+    # A kernel still queued at exit: CUDA finishes it at teardown; the window is that kernel,
+    # all compute, and no idle bucket is named the top idle cause at 0%.
+    rc, r, text = run('edge_cases', ['queued'], env, tmp)
+    if expect(rc == 0, f'edge_cases queued: exit status {rc}' + (f' ({text[-300:]})' if rc else '')):
+        c = Checker(r)
+        c.counts(kernels=1, launches=1, host_syncs=0, allocations=1, frees=0)
+        c.ok(r['window']['duration_ns'] == 50_000_000, 'the window is the 50 ms kernel')
+        c.ok(r['breakdown']['compute'] == 1, 'all compute')
+        c.ok(r['trace']['clean_exit'], 'a clean exit')
+        c.ok(r['memory']['never_freed'] == 1, 'the buffer was never freed')
+        c.ok(r['dominant_cause'] == 'compute', 'dominant compute')
+        c.ok(r['top_idle_cause'] is None, f"top_idle_cause {r['top_idle_cause']}, want null "
+             'when no SM-time was idle')
+        c.ok('largest idle cause' not in text, 'the verdict names no idle cause')
+        expect(not c.errors, 'edge_cases queued: ' + ('; '.join(c.errors) or 'as derived'))
+
+
+PROGRAMS = [
+    (graph_replay, {}),
+    (sync_poll, {'GPUSIM_KERNEL_US': 'tile_step=250'}),
+    (memcpy_kinds, {}),
+    (host_item, {'GPUSIM_KERNEL_US': 'tile_matmul=100'}),
+    (alloc_churn, {}),
+    (two_streams, {'GPUSIM_KERNEL_US': 'half_step=200'}),
+]
+
+
+def main():
+    global ARGS
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--build', required=True)
+    ap.add_argument('--report', required=True)
+    ap.add_argument('--programs', required=True, help='directory of the built audit-* programs')
+    ap.add_argument('--only', help='one program')
+    ARGS = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix='gpuwhy-audit-') as tmp:
+        for fn, env in PROGRAMS:
+            if ARGS.only and ARGS.only != fn.__name__:
+                continue
+            errors = []
+            for attempt in range(3):
+                rc, r, text = run(fn.__name__, (), env, tmp)
+                if rc:
+                    errors = [f'exit status {rc}: {text[-500:]}']
+                    continue
+                c = Checker(r)
+                c.sums_to_one()
+                fn(c, text)
+                errors = c.errors
+                if not errors:
+                    break
+                print(f'  {fn.__name__} run {attempt + 1}: ' + '; '.join(errors))
+            expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or
+                                                     f'as derived (runs: {attempt + 1})'))
+        if not ARGS.only or ARGS.only == 'edge_cases':
+            edge_cases(tmp)
+    from checks import FAILS
+    print(f'{len(FAILS)} failed')
+    return 1 if FAILS else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
