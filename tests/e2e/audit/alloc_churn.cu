@@ -13,10 +13,11 @@
  * Expected: leaks = ITERS / LEAK_EVERY = 20; peak device bytes = STEP_BYTES + 20*LEAK_BYTES
  * (the last step's allocation with every leak live); final = 20*LEAK_BYTES; the leak site
  * has 20 never-freed allocations of 20*LEAK_BYTES; pinned peak = PINNED_BYTES, apart.
- * Growth: the steps are evenly spaced (each ends in a stream sync), so live bytes grow by
- * LEAK_BYTES every LEAK_EVERY steps: the least-squares slope is the leaked bytes over the
- * span of the allocation events, within the sawtooth's pull (STEP_BYTES on and off every
- * step, symmetric): the test allows 35%.
+ * Growth: the steps are evenly spaced (each ends in a stream sync, so the GPU's window is
+ * the host's working span), so live bytes grow by LEAK_BYTES every LEAK_EVERY steps: the
+ * slope is the leaked bytes over the window; the sawtooth (STEP_BYTES on and off every step)
+ * averages out. The leak is large next to the sawtooth so that the slope does not hang on
+ * where in a step the fit starts; a host stall bends the staircase: the test allows 2x.
  *
  * Counts (exact): allocations = ITERS + 20 + 1; frees = ITERS + 1; kernels = launches =
  * ITERS; host_syncs = ITERS stream syncs + cudaFreeHost (implicit).

@@ -23,10 +23,10 @@
 #define NODES	10
 #define REPLAYS 200
 
-#define STAGE(n)                                                                                \
-	__global__ void st##n(float *x)                                                         \
-	{                                                                                       \
-		x[threadIdx.x] = x[threadIdx.x] * 0.5f + (float)(n);                             \
+#define STAGE(n)                                                                                   \
+	__global__ void st##n(float *x)                                                            \
+	{                                                                                          \
+		x[threadIdx.x] = x[threadIdx.x] * 0.5f + (float)(n);                               \
 	}
 STAGE(0)
 STAGE(1)
