@@ -172,6 +172,22 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 		double bt =
 			res->launch_between_sm_ns / (res->budget_sm_ns > 0 ? res->budget_sm_ns : 1);
 
+		/* Kernels that already run from a CUDA Graph: what is left is the GPU's own
+		 * latency between the graph's nodes, which only fusion removes. */
+		if (tk && 2 * res->graph_tiny_kernels > res->counts.tiny_kernels)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) went to launch overhead (queued "
+				"%.0f%%, inside launch calls %.0f%%, between them %.0f%%); %llu "
+				"kernels ran under %.0f us, %llu of them as nodes of CUDA Graphs, "
+				"the most frequent %s (%llu times). They already run from a graph: "
+				"fuse the small kernels%s%s%s or give each more work, which gives "
+				"back up to %.1f ms. Trade-off: fusion costs engineering; check "
+				"launch_overhead in the next run.",
+				pct, ms, q * 100, ic * 100, bt * 100,
+				(unsigned long long)res->counts.tiny_kernels, tiny_ms,
+				(unsigned long long)res->graph_tiny_kernels, tk->name,
+				(unsigned long long)tk->count, fc ? " (top candidate: " : "",
+				fc ? fc->names[0] : "", fc ? "...)" : "", ms);
 		if (tk)
 			return gw_strdupf(
 				"%.0f%% of SM-time (%.1f ms) went to launch overhead (queued "

@@ -245,6 +245,7 @@ struct gw_analysis {
 
 	/* Cause 5 split (SM-ns): queued work (rule C1), inside launch calls, between them. */
 	double launch_queued_sm_ns, launch_in_call_sm_ns, launch_between_sm_ns;
+	uint64_t graph_tiny_kernels; /* tiny kernels that ran as nodes of a CUDA Graph launch */
 	double unclassified_kernel_share; /* of kernel time: names matched no class rule */
 
 	struct gw_counts counts;

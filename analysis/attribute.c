@@ -529,6 +529,8 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 	uint32_t *slot = name_cache_slot(&w->tiny_cache, trace, op->name_id, &hit);
 
 	gw_an_trace(a, trace)->info.counts.tiny_kernels++;
+	if (ai != UINT32_MAX && ((struct gw_api *)a->apis.data)[ai].category == GW_API_GRAPH_LAUNCH)
+		w->res->graph_tiny_kernels++;
 	if (!hit) {
 		v = gw_hmap_get(&a->tiny_map, trace, op->name_id, &fresh);
 		if (!v)

@@ -100,6 +100,9 @@ def graph_replay(c, text):
     c.ok(abs(c.window_us - (k * wave + k - 1)) < 0.5, f'window {c.window_us} us, want 11999')
     c.ok(c.r['dominant_cause'] == 'small_batch', 'dominant small_batch')
     c.ok(not c.r['fusion_candidates'], 'a period of 10 is no fusion candidate (2-8 kernels)')
+    # The kernels already run from a graph: the advice must not be to capture them in one.
+    c.ok('Capture the loop in a CUDA Graph' not in text and 'already run from a graph' in text,
+         'launch-overhead advice for graph nodes is fusion, not a graph')
     tops = {t['name']: t['count'] for t in c.r['tiny_kernels_top']}
     c.ok(tops == {f'st{i}(float*)': replays for i in range(nodes)},
          f'tiny kernels st0..st9 x200 each, got {tops}')

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* State C, the idle gaps: queued work, sync debt, short and long starvation, sync kinds. */
+#include <stdio.h>
+
 #include "analysis-test-util.h"
 
 /* Four SMs; 32 blocks of 256 threads fill them exactly (fill 1), so kernel time is compute
@@ -349,6 +351,54 @@ static void pageable_copy_on_idle_device(void **state)
 	gw_analysis_free(res);
 }
 
+/* The launch_overhead recommendation for the nodes of a CUDA Graph: three 5 us kernels of one
+ * graph launch, 1 us apart (queued), or the same three from three launch calls. */
+static const char *launch_rec(bool graph)
+{
+	static char text[1024];
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record api;
+
+	tb_init(&t);
+	setup_dev(&t);
+	api = tb_api_rec(&t, 1, 0, 4000, 0, graph ? GW_API_GRAPH_LAUNCH : GW_API_LAUNCH,
+			 GW_SYNC_NONE);
+	tb_add(&t, &api);
+	for (unsigned k = 0; k < 3; k++) {
+		struct gw_record r;
+
+		if (!graph && k) {
+			api = tb_api_rec(&t, 1, 1000 * k, 1000 * k + 500, 0, GW_API_LAUNCH,
+					 GW_SYNC_NONE);
+			tb_add(&t, &api);
+		}
+		r = tb_kernel_rec(api.api.correlation, 0, 7, 1, FULL, 5000 + 6000 * k,
+				  10000 + 6000 * k);
+		tb_add(&t, &r);
+	}
+	res = tb_finish(&t);
+	assert_int_equal(res->counts.tiny_kernels, 3);
+	assert_int_equal(res->graph_tiny_kernels, graph ? 3 : 0);
+	assert_int_equal(res->top_idle, GW_BUCKET_LAUNCH_OVERHEAD);
+	text[0] = 0;
+	for (unsigned i = 0; i < res->n_recs; i++)
+		if (res->recs[i].bucket == GW_BUCKET_LAUNCH_OVERHEAD)
+			snprintf(text, sizeof(text), "%s", res->recs[i].text);
+	gw_analysis_free(res);
+	return text;
+}
+
+/* Advising a CUDA Graph for kernels that already run from one would send the user in a
+ * circle: what is left between graph nodes, only fusion removes. */
+static void graph_nodes_are_not_told_to_use_graphs(void **state)
+{
+	(void)state;
+	assert_non_null(strstr(launch_rec(false), "Capture the loop in a CUDA Graph"));
+	assert_null(strstr(launch_rec(true), "Capture the loop in a CUDA Graph"));
+	assert_non_null(strstr(launch_rec(true), "already run from a graph"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +413,7 @@ int main(void)
 		cmocka_unit_test(sync_debt_is_per_device),
 		cmocka_unit_test(sync_copy_waits_for_its_own_copy),
 		cmocka_unit_test(pageable_copy_on_idle_device),
+		cmocka_unit_test(graph_nodes_are_not_told_to_use_graphs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
