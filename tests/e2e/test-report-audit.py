@@ -224,6 +224,18 @@ def two_streams(c, text):
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
 
 
+def occupancy(c, text):
+    iters, us = 20, 100.0
+    fills = [1, 0.5, 0.5, 0.75]  # 100 KiB shared memory; 1024 threads; 512 threads (3-D)
+    c.counts(kernels=4 * iters, launches=4 * iters, host_syncs=2, allocations=1, frees=1)
+    c.near_us('compute', iters * sum(fills) * us, 0.05, 'fill from the occupancy limits')
+    c.near_us('small_batch', iters * sum(1 - f for f in fills) * us, 0.05, 'the unfilled rest')
+    c.ok(c.r['breakdown']['dependency_chain'] == 0, 'a fill-1 kernel breaks every run')
+    got = {k['name']: round(k['mean_fill'], 6) for k in c.r['kernels_top']}
+    c.ok(got == {'smem_tile(float*)': 0.75, 'wide_tile(float*)': 0.625},
+         f'mean fills {got}: (1 + 0.5) / 2 and (0.5 + 0.75) / 2')
+
+
 def edge_cases(tmp):
     """Degenerate programs: exit 0, JSON without NaN, nothing attributed when nothing ran."""
     env = {'GPUSIM_KERNEL_US': 'exit_tail=50000'}
@@ -268,6 +280,7 @@ PROGRAMS = [
     (host_item, {'GPUSIM_KERNEL_US': 'tile_matmul=100'}),
     (alloc_churn, {}),
     (two_streams, {'GPUSIM_KERNEL_US': 'half_step=200'}),
+    (occupancy, {'GPUSIM_KERNEL_US': 'smem_tile=100,wide_tile=100'}),
 ]
 
 
