@@ -280,9 +280,12 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 		.domain = domain,
 		.cbid = cbid,
 	};
+	/* Copies and memsets too: an async one from pageable memory is a sync, which only its
+	 * GPU record tells; graph launches are few, and each stands for many kernels. */
 	bool stack = gw_stacks_enabled() &&
 		     (info->sync_kind != GW_SYNC_NONE || info->category == GW_API_ALLOC ||
-		      info->category == GW_API_FREE);
+		      info->category == GW_API_FREE || info->category == GW_API_MEMCPY ||
+		      info->category == GW_API_MEMSET || info->category == GW_API_GRAPH_LAUNCH);
 
 	r.tid = gw_thread_id();
 	/* CUPTI's function names are constants of the library, as are the table's. */

@@ -142,6 +142,8 @@ def memcpy_kinds(c, text):
     c.ok(kinds == [('device', 1, size), ('pinned', 1, size)], f'allocation sites {kinds}')
     pg = c.site('cudaMemcpyAsync')
     c.ok(pg['kind'] == 'copy' and pg['count'] == copies, 'the pageable copies are copy syncs')
+    # Only the GPU record says a copy was pageable: every copy call carries its stack.
+    c.ok('memcpy_kinds.cu' in pg['site'], f"the pageable copies' site is {pg['site']!r}")
     # Each pageable copy is issued on an idle device and waits for itself: W = its duration.
     want = copies * H2D_US(size) * 1e3
     c.ok(abs(pg['wait_ns'] - want) <= copies * 2, f"pageable copies waited {pg['wait_ns']} ns, "
