@@ -127,6 +127,25 @@ static inline uint64_t tb_launch(struct tb *t, uint64_t tid, uint64_t as, uint64
 	return api.api.correlation;
 }
 
+/* A copy the GPU ran over [s, e] for the call of correlation corr; pageable: an async copy
+ * from pageable host memory (CUPTI's memory kind 1) to the device (3). */
+static inline struct gw_record tb_copy_rec(uint64_t corr, uint64_t stream, uint64_t s, uint64_t e,
+					   bool pageable)
+{
+	struct gw_record cp = {.type = GW_REC_MEMCPY};
+
+	cp.memcpy.correlation = corr;
+	cp.memcpy.stream = stream;
+	cp.memcpy.start_ns = s;
+	cp.memcpy.end_ns = e;
+	if (pageable) {
+		cp.memcpy.src_kind = 1; /* CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE */
+		cp.memcpy.dst_kind = 3;
+		cp.memcpy.flags = 1; /* CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC */
+	}
+	return cp;
+}
+
 /* A synchronizing call [s, e] on device dev. */
 static inline void tb_sync(struct tb *t, uint64_t tid, uint64_t s, uint64_t e, uint64_t dev,
 			   int category, int kind)

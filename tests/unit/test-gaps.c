@@ -153,16 +153,14 @@ static void copy_only_is_data_transfer(void **state)
 {
 	struct tb t;
 	struct gw_analysis *res;
-	struct gw_record api, cp = {.type = GW_REC_MEMCPY};
+	struct gw_record api, cp;
 
 	(void)state;
 	tb_init(&t);
 	setup_dev(&t);
 	api = tb_api_rec(&t, 1, 0, 500, 0, GW_API_MEMCPY, GW_SYNC_NONE);
 	tb_add(&t, &api);
-	cp.memcpy.correlation = api.api.correlation;
-	cp.memcpy.start_ns = 1000;
-	cp.memcpy.end_ns = 3000;
+	cp = tb_copy_rec(api.api.correlation, 0, 1000, 3000, false);
 	cp.memcpy.src_kind = 2; /* pinned */
 	cp.memcpy.dst_kind = 3;
 	tb_add(&t, &cp);
@@ -190,7 +188,7 @@ static void sync_kinds(void **state)
 {
 	struct tb t;
 	struct gw_analysis *res;
-	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+	struct gw_record r, cp;
 
 	(void)state;
 	tb_init(&t);
@@ -205,12 +203,7 @@ static void sync_kinds(void **state)
 	r = tb_api_rec(&t, 1, 13000, 20000, 0, GW_API_MEMCPY, GW_SYNC_NONE);
 	r.api.name_id = 11;
 	tb_add(&t, &r);
-	cp.memcpy.correlation = r.api.correlation;
-	cp.memcpy.start_ns = 15000;
-	cp.memcpy.end_ns = 19000;
-	cp.memcpy.src_kind = 1; /* CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE */
-	cp.memcpy.dst_kind = 3;
-	cp.memcpy.flags = 1;
+	cp = tb_copy_rec(r.api.correlation, 0, 15000, 19000, true);
 	tb_add(&t, &cp);
 	r = tb_api_rec(&t, 1, 20000, 21000, 0, GW_API_FREE, GW_SYNC_IMPLICIT);
 	r.api.name_id = 12;
@@ -286,7 +279,7 @@ static void sync_copy_waits_for_its_own_copy(void **state)
 {
 	struct tb t;
 	struct gw_analysis *res;
-	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+	struct gw_record r, cp;
 
 	(void)state;
 	tb_init(&t);
@@ -294,10 +287,7 @@ static void sync_copy_waits_for_its_own_copy(void **state)
 	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 55000);
 	r = tb_api_rec(&t, 1, 4100, 62000, 0, GW_API_MEMCPY, GW_SYNC_COPY);
 	tb_add(&t, &r);
-	cp.memcpy.correlation = r.api.correlation;
-	cp.memcpy.stream = 7;
-	cp.memcpy.start_ns = 56000;
-	cp.memcpy.end_ns = 60000;
+	cp = tb_copy_rec(r.api.correlation, 7, 56000, 60000, false);
 	cp.memcpy.bytes = 4;
 	tb_add(&t, &cp);
 	tb_launch(&t, 1, 100000, 104000, 0, 7, 1, FULL, 105000, 115000);
@@ -323,7 +313,7 @@ static void pageable_copy_on_idle_device(void **state)
 {
 	struct tb t;
 	struct gw_analysis *res;
-	struct gw_record r, cp = {.type = GW_REC_MEMCPY};
+	struct gw_record r, cp;
 
 	(void)state;
 	tb_init(&t);
@@ -331,13 +321,7 @@ static void pageable_copy_on_idle_device(void **state)
 	tb_launch(&t, 1, 0, 1000, 0, 7, 1, FULL, 2000, 12000);
 	r = tb_api_rec(&t, 1, 20000, 30000, 0, GW_API_MEMCPY, GW_SYNC_NONE);
 	tb_add(&t, &r);
-	cp.memcpy.correlation = r.api.correlation;
-	cp.memcpy.stream = 7;
-	cp.memcpy.start_ns = 25000;
-	cp.memcpy.end_ns = 29000;
-	cp.memcpy.src_kind = 1; /* CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE */
-	cp.memcpy.dst_kind = 3;
-	cp.memcpy.flags = 1;
+	cp = tb_copy_rec(r.api.correlation, 7, 25000, 29000, true);
 	tb_add(&t, &cp);
 	tb_launch(&t, 1, 30000, 34000, 0, 7, 1, FULL, 35000, 45000);
 	res = tb_finish(&t);
