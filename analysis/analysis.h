@@ -217,7 +217,7 @@ struct gw_trace_info {
 	bool clean_exit;
 	uint64_t start_ns, end_ns; /* its devices' window */
 	double breakdown[GW_BUCKET_COUNT];
-	enum gw_bucket dominant, top_idle;
+	enum gw_bucket dominant, top_idle; /* top_idle GW_BUCKET_COUNT: none was idle */
 	struct gw_counts counts;
 	uint64_t peak_bytes;
 };
@@ -241,7 +241,7 @@ struct gw_analysis {
 	double sm_ns[GW_BUCKET_COUNT];
 	double budget_sm_ns;
 	enum gw_bucket dominant;
-	enum gw_bucket top_idle; /* largest bucket other than compute */
+	enum gw_bucket top_idle; /* largest bucket other than compute; GW_BUCKET_COUNT if none */
 
 	/* Cause 5 split (SM-ns): queued work (rule C1), inside launch calls, between them. */
 	double launch_queued_sm_ns, launch_in_call_sm_ns, launch_between_sm_ns;

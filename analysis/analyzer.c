@@ -736,14 +736,17 @@ static int join_and_sort(struct gw_analyzer *a)
 	return 0;
 }
 
+/* The top idle bucket is GW_BUCKET_COUNT (none) when no SM-time was idle: naming the first
+ * of the buckets that all tie at 0 would mislead. */
 static void pick_dominant(const double *bd, enum gw_bucket *dom, enum gw_bucket *idle)
 {
-	int best = 0, best_idle = -1;
+	int best = 0, best_idle = GW_BUCKET_COUNT;
 
 	for (int b = 0; b < GW_BUCKET_COUNT; b++) {
 		if (bd[b] > bd[best])
 			best = b;
-		if (b != GW_BUCKET_COMPUTE && (best_idle < 0 || bd[b] > bd[best_idle]))
+		if (b != GW_BUCKET_COMPUTE && bd[b] > 0 &&
+		    (best_idle == GW_BUCKET_COUNT || bd[b] > bd[best_idle]))
 			best_idle = b;
 	}
 	*dom = (enum gw_bucket)best;

@@ -148,7 +148,7 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	fputs(",\"dominant_cause\":", f);
 	jstr(f, res->budget_sm_ns > 0 ? gw_buckets[res->dominant].key : NULL);
 	fputs(",\"top_idle_cause\":", f);
-	jstr(f, res->budget_sm_ns > 0 && res->breakdown[res->top_idle] > 0
+	jstr(f, res->budget_sm_ns > 0 && res->top_idle < GW_BUCKET_COUNT
 			? gw_buckets[res->top_idle].key
 			: NULL);
 	fputs(",\"counts\":", f);
@@ -321,7 +321,7 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		fputs(",\"dominant_cause\":", f);
 		jstr(f, gw_buckets[t->dominant].key);
 		fputs(",\"top_idle_cause\":", f);
-		jstr(f, t->breakdown[t->top_idle] > 0 ? gw_buckets[t->top_idle].key : NULL);
+		jstr(f, t->top_idle < GW_BUCKET_COUNT ? gw_buckets[t->top_idle].key : NULL);
 		fputs(",\"counts\":", f);
 		counts(f, &t->counts);
 		fputc('}', f);

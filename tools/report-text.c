@@ -183,7 +183,7 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 		fputs("\nNo GPU operation was recorded: nothing to attribute.\n", f);
 		return;
 	}
-	if (res->breakdown[res->top_idle] > 0)
+	if (res->top_idle < GW_BUCKET_COUNT)
 		fprintf(f,
 			"\n%sVerdict:%s useful compute on %.0f%% of SM-time; the largest idle "
 			"cause "
@@ -191,7 +191,7 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
 			gw_buckets[res->top_idle].label, st->reset,
 			res->breakdown[res->top_idle] * 100);
-	else /* every idle bucket is 0: naming the first of them would mislead */
+	else
 		fprintf(f, "\n%sVerdict:%s useful compute on %.0f%% of SM-time; no idle SM-time.\n",
 			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100);
 	fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
@@ -397,9 +397,10 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				"  %s (pid %" PRIu64 ", rank %" PRId64
 				"): compute %.1f%%, top idle %s %.1f%%%s\n",
 				t->path, t->pid, t->rank, t->breakdown[GW_BUCKET_COMPUTE] * 100,
-				t->breakdown[t->top_idle] > 0 ? gw_buckets[t->top_idle].key
+				t->top_idle < GW_BUCKET_COUNT ? gw_buckets[t->top_idle].key
 							      : "none",
-				t->breakdown[t->top_idle] * 100,
+				t->top_idle < GW_BUCKET_COUNT ? t->breakdown[t->top_idle] * 100
+							      : 0.0,
 				t->truncated ? " [truncated]" : "");
 		}
 	}
