@@ -11,3 +11,28 @@ def expect(cond, what):
     else:
         print('ok  ', what)
     return cond
+
+
+def profile(build, report, argv, trace, env_extra=None):
+    """Runs argv on gpusim (a test double) under libgpuwhy.so, writing trace, then gpuwhy-report
+    on it as JSON and as text. Returns (None, report dict, text), or (why, None, None) when a
+    step failed. JSON's parser would take NaN and Infinity, which are not JSON: refused."""
+    import json
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    env.update(LD_LIBRARY_PATH=os.path.join(build, 'tests/gpusim'),
+               LD_PRELOAD=os.path.join(build, 'lib/libgpuwhy.so'), GPUWHY_QUIET='1',
+               GPUWHY_OUTPUT=trace)
+    p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True, timeout=120)
+    if p.returncode:
+        return f'{argv[0]} exit {p.returncode}: {p.stderr.strip()[-500:]}', None, None
+    j = subprocess.run([report, '--json', trace], capture_output=True, text=True, timeout=120)
+    t = subprocess.run([report, trace], capture_output=True, text=True, timeout=120)
+    if j.returncode or t.returncode:
+        return (f'gpuwhy-report exit {j.returncode or t.returncode}: '
+                f'{(j.stderr + t.stderr).strip()[-500:]}', None, None)
+    return None, json.loads(j.stdout, parse_constant=lambda c: {}['not JSON: ' + c]), t.stdout

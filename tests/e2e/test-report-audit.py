@@ -11,14 +11,11 @@ A program is run up to three times and passes when one run meets every check: a 
 machine can stretch host time, a wrong rule fails all three (the failures are printed).
 """
 import argparse
-import json
-import math
 import os
-import subprocess
 import sys
 import tempfile
 
-from checks import expect
+from checks import FAILS, expect, profile
 
 ARGS = None
 CAP = 132 * 8  # gpusim: 132 SMs x 8 blocks of 256 threads at 32 registers
@@ -26,25 +23,12 @@ H2D_US = lambda b: 5 + b / 25e3  # GPUSIM_COPY_US + bytes / GPUSIM_H2D_GBPS (GB/
 
 
 def run(name, args=(), env_extra=None, tmp=None):
-    """Runs an audit program under gpuwhy on gpusim; returns (exit status, JSON, text)."""
-    env = dict(os.environ)
-    env.update(env_extra or {})
+    """Runs an audit program under gpuwhy on gpusim; returns (why it failed or None, JSON,
+    text)."""
     trace = os.path.join(tmp, f'{name}-{run.n}.trace.zst')
     run.n += 1
-    env.update(LD_LIBRARY_PATH=os.path.join(ARGS.build, 'tests/gpusim'),
-               LD_PRELOAD=os.path.join(ARGS.build, 'lib/libgpuwhy.so'), GPUWHY_QUIET='1',
-               GPUWHY_OUTPUT=trace)
-    p = subprocess.run([os.path.join(ARGS.programs, 'audit-' + name), *args], env=env,
-                       timeout=120, capture_output=True, text=True)
-    if p.returncode:
-        return p.returncode, None, p.stderr
-    j = subprocess.run([ARGS.report, '--json', trace], capture_output=True, text=True,
-                       timeout=120)
-    t = subprocess.run([ARGS.report, trace], capture_output=True, text=True, timeout=120)
-    if j.returncode or t.returncode:
-        return 100 + (j.returncode or t.returncode), None, j.stderr + t.stderr
-    # json.loads accepts NaN and Infinity, which are not JSON: refuse them
-    return 0, json.loads(j.stdout, parse_constant=lambda c: {}['not JSON: ' + c]), t.stdout
+    return profile(ARGS.build, ARGS.report,
+                   [os.path.join(ARGS.programs, 'audit-' + name), *args], trace, env_extra)
 
 
 run.n = 0
@@ -245,9 +229,8 @@ def edge_cases(tmp):
                        ('alloc', dict(allocations=1, frees=1, host_syncs=1, syncs_implicit=1)),
                        ('zerocopy', dict(allocations=1, frees=1, memcpy=0, host_syncs=2,
                                          syncs_copy=1, syncs_implicit=1))]:
-        rc, r, text = run('edge_cases', [mode], env, tmp)
-        if not expect(rc == 0, f'edge_cases {mode}: exit status {rc}' +
-                      (f' ({text[-300:]})' if rc else '')):
+        why, r, text = run('edge_cases', [mode], env, tmp)
+        if not expect(not why, f'edge_cases {mode}: {why or "runs"}'):
             continue
         c = Checker(r)
         c.counts(kernels=0, launches=0, **want)
@@ -260,8 +243,8 @@ def edge_cases(tmp):
         expect(not c.errors, f'edge_cases {mode}: ' + ('; '.join(c.errors) or 'as derived'))
     # A kernel still queued at exit: CUDA finishes it at teardown; the window is that kernel,
     # all compute, and no idle bucket is named the top idle cause at 0%.
-    rc, r, text = run('edge_cases', ['queued'], env, tmp)
-    if expect(rc == 0, f'edge_cases queued: exit status {rc}' + (f' ({text[-300:]})' if rc else '')):
+    why, r, text = run('edge_cases', ['queued'], env, tmp)
+    if expect(not why, f'edge_cases queued: {why or "runs"}'):
         c = Checker(r)
         c.counts(kernels=1, launches=1, host_syncs=0, allocations=1, frees=0)
         c.ok(r['window']['duration_ns'] == 50_000_000, 'the window is the 50 ms kernel')
@@ -300,9 +283,9 @@ def main():
                 continue
             errors = []
             for attempt in range(3):
-                rc, r, text = run(fn.__name__, (), env, tmp)
-                if rc:
-                    errors = [f'exit status {rc}: {text[-500:]}']
+                why, r, text = run(fn.__name__, (), env, tmp)
+                if why:
+                    errors = [why]
                     continue
                 c = Checker(r)
                 c.sums_to_one()
@@ -315,7 +298,6 @@ def main():
                                                      f'as derived (runs: {attempt + 1})'))
         if not ARGS.only or ARGS.only == 'edge_cases':
             edge_cases(tmp)
-    from checks import FAILS
     print(f'{len(FAILS)} failed')
     return 1 if FAILS else 0
 

@@ -24,9 +24,10 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 import tempfile
+
+from checks import profile
 
 ARGS = None
 ALT = False  # checking a workload at its alt_args: device-time models and counts only
@@ -191,29 +192,15 @@ def model_checks(name, a, env, r, errors):
 
 
 def run_one(w, tmp):
-    env = dict(os.environ)
-    env.update(w['env'])
-    env.update(LD_LIBRARY_PATH=os.path.join(ARGS.build, 'tests/gpusim'),
-               LD_PRELOAD=os.path.join(ARGS.build, 'lib/libgpuwhy.so'), GPUWHY_QUIET='1')
     trace = os.path.join(tmp, f"{w['name']}-{os.getpid()}-{run_one.n}.trace.zst")
     run_one.n += 1
-    env['GPUWHY_OUTPUT'] = trace
     argv = [os.path.join(ARGS.build, 'tests/workloads', w['name'])]
     for k, v in w['args'].items():
         argv += ['--' + k.replace('_', '-'), str(v)]
-    p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True, timeout=120)
-    if p.returncode != 0:
-        return None, [f'{argv[0]} exit {p.returncode}: {p.stderr.strip()[:300]}']
-    p = subprocess.run([ARGS.report, '--json', trace], capture_output=True, text=True,
-                       timeout=120)
-    if p.returncode != 0:
-        return None, [f'gpuwhy-report exit {p.returncode}: {p.stderr.strip()}']
-    r = json.loads(p.stdout)
-    p = subprocess.run([ARGS.report, trace], capture_output=True, text=True, timeout=120)
-    if p.returncode != 0:
-        return None, [f'gpuwhy-report (text) exit {p.returncode}: {p.stderr.strip()}']
-    r['_text'] = p.stdout
+    why, r, text = profile(ARGS.build, ARGS.report, argv, trace, w['env'])
+    if why:
+        return None, [why]
+    r['_text'] = text
     return r, []
 
 
