@@ -367,6 +367,28 @@ class Validation:
         except (OSError, IndexError):
             return ''
 
+    def run_program(self, name, cmd, extra_env=None):
+        """One run of a check program under gpuwhy: (report, dump) of its first trace, or
+        None after recording the failure."""
+        rc, secs, traces, se = self.gpuwhy_run(name, cmd, extra_env)
+        if rc != 0 or not traces:
+            self.record('programs', name, 'FAIL', note='exit %d: %s' % (rc, se.strip()[-300:]))
+            return None
+        return self.analyse(traces[0], name)
+
+    def check_counts(self, name, dump, want):
+        """The trace's own counts against want; returns the records capture dropped."""
+        c = wlcheck.counts_from_dump(dump) if dump else {}
+        dropped = self.dropped(dump) if dump else 0
+        for k, v in want.items():
+            status = 'PASS' if c.get(k) == v else 'FAIL'
+            # records capture dropped and counted are a finding, not a miscount
+            if status == 'FAIL' and dropped and c.get(k, 0) < v <= c.get(k, 0) + dropped:
+                status = 'WARN'
+            self.record('programs', name + ' trace ' + k, status, expected=v, got=c.get(k),
+                        dropped_records=dropped)
+        return dropped
+
     def tiny_loop(self):
         """DESIGN's capture-cost target: a launch-bound loop of one-block kernels, <= 5%."""
         if not self.budget_ok('programs', 30):
@@ -377,21 +399,12 @@ class Validation:
         iters = 50000 if not self.sim else 5000
         # on gpusim a kernel of a microsecond, as on a GPU, so launches bound the loop there too
         env = {'GPUSIM_KERNEL_US': 'tiny_loop=1'} if self.sim else {}
-        rc, secs, traces, se = self.gpuwhy_run('tiny_loop', [t, str(iters)], env)
-        if rc != 0 or not traces:
-            self.record('programs', 'tiny_loop', 'FAIL', note='exit %d: %s' %
-                        (rc, se.strip()[-300:]))
+        ran = self.run_program('tiny_loop', [t, str(iters)], env)
+        if not ran:
             return
-        report, dump = self.analyse(traces[0], 'tiny_loop')
-        c = wlcheck.counts_from_dump(dump) if dump else {}
-        dropped = self.dropped(dump) if dump else 0
-        want = {'kernels': iters + 100, 'launches': iters + 100, 'syncs_explicit': 2}
-        for k, v in want.items():
-            status = 'PASS' if c.get(k) == v else 'FAIL'
-            if status == 'FAIL' and dropped and c.get(k, 0) < v <= c.get(k, 0) + dropped:
-                status = 'WARN'
-            self.record('programs', 'tiny_loop trace ' + k, status, expected=v, got=c.get(k),
-                        dropped_records=dropped)
+        report, dump = ran
+        self.check_counts('tiny_loop', dump, {'kernels': iters + 100, 'launches': iters + 100,
+                                              'syncs_explicit': 2})
         if report:
             # on a GPU one block on one SM may outweigh the gaps (small_batch): information
             got = report.get('top_idle_cause')
@@ -408,23 +421,12 @@ class Validation:
         g = self.build_helper('graph_replay.cu')
         if g:
             replays, kernels = 1000, 8
-            rc, secs, traces, se = self.gpuwhy_run('graph_replay', [g, str(replays), str(kernels)])
-            if rc != 0 or not traces:
-                self.record('programs', 'graph_replay', 'FAIL', note='exit %d: %s' %
-                            (rc, se.strip()[-300:]))
-            else:
-                report, dump = self.analyse(traces[0], 'graph_replay')
-                c = wlcheck.counts_from_dump(dump) if dump else {}
-                dropped = self.dropped(dump) if dump else 0
-                want = {'kernels': kernels * replays, 'graph_launches': replays,
-                        'launches': kernels, 'syncs_explicit': 2}
-                for k, v in want.items():
-                    status = 'PASS' if c.get(k) == v else 'FAIL'
-                    # records capture dropped and counted are a finding, not a miscount
-                    if status == 'FAIL' and dropped and c.get(k, 0) < v <= c.get(k, 0) + dropped:
-                        status = 'WARN'
-                    self.record('programs', 'graph_replay trace ' + k, status, expected=v,
-                                got=c.get(k), dropped_records=dropped)
+            ran = self.run_program('graph_replay', [g, str(replays), str(kernels)])
+            if ran:
+                report, dump = ran
+                dropped = self.check_counts('graph_replay', dump, {
+                    'kernels': kernels * replays, 'graph_launches': replays,
+                    'launches': kernels, 'syncs_explicit': 2})
                 if report:
                     got = report.get('counts', {}).get('kernels')
                     want = kernels * replays
@@ -445,12 +447,10 @@ class Validation:
         if not cb:
             return
         iters = 100
-        rc, secs, traces, se = self.gpuwhy_run('cublas_gemm', [cb, str(iters)])
-        if rc != 0 or not traces:
-            self.record('programs', 'cublas_gemm', 'FAIL', note='exit %d: %s' %
-                        (rc, se.strip()[-300:]))
+        ran = self.run_program('cublas_gemm', [cb, str(iters)])
+        if not ran:
             return
-        report, dump = self.analyse(traces[0], 'cublas_gemm')
+        report, dump = ran
         c = wlcheck.counts_from_dump(dump) if dump else {}
         k = c.get('kernels', 0)
         self.record('programs', 'cublas_gemm kernels', 'PASS' if k >= iters and k % iters == 0
