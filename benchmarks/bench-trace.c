@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpuwhy/trace-codec.h"
 #include "trace-reader.h"
 #include "trace-writer.h"
 
@@ -176,6 +177,32 @@ static void bench_emit(int threads, uint64_t per_thread, bool print)
 	       (double)st.bytes_written / (double)st.records);
 }
 
+/* Launch i of the loop: its API record from the host clock, its kernel from the GPU's. */
+static void loop_launch(uint64_t i, int64_t j, uint64_t *host, uint64_t *gpu, struct gw_rec_api *a,
+			struct gw_rec_kernel *kr)
+{
+	unsigned k = (unsigned)(i % NAMES);
+
+	fill_api(a, i + 1);
+	a->start_ns = *host;
+	a->end_ns = *host + loop[k].call + (uint64_t)jitter(j);
+	a->kernel_name_id = 2 + k;
+	a->grid_x = loop[k].grid;
+	a->block_x = loop[k].block;
+	*host += loop[k].interval + (uint64_t)jitter(j);
+
+	memset(kr, 0, sizeof(*kr));
+	kr->stream = 7;
+	kr->correlation = i + 1;
+	kr->start_ns = *gpu;
+	kr->end_ns = *gpu + loop[k].gpu + (uint64_t)jitter(j);
+	*gpu = kr->end_ns + 1000 + (uint64_t)jitter(j);
+	kr->name_id = 2 + k;
+	kr->grid_x = loop[k].grid;
+	kr->block_x = loop[k].block;
+	kr->registers_per_thread = 32;
+}
+
 /*
  * The repetitive loop: one API record per launch from the application thread, the kernel
  * records in batches of 1000 as CUPTI delivers them. Kernels run back to back on the GPU.
@@ -200,29 +227,11 @@ static uint64_t write_loop(const char *path_template, char *path, uint64_t launc
 	if (start(&opt, path) < 0)
 		return 0;
 	for (uint64_t i = 0; i < launches; i++) {
-		unsigned k = (unsigned)(i % NAMES);
 		struct gw_rec_kernel *kr = &batch[nb++];
 
-		fill_api(&a, i + 1);
-		a.start_ns = host;
-		a.end_ns = host + loop[k].call + (uint64_t)jitter(j);
-		a.kernel_name_id = 2 + k;
-		a.grid_x = loop[k].grid;
-		a.block_x = loop[k].block;
-		host += loop[k].interval + (uint64_t)jitter(j);
+		loop_launch(i, j, &host, &gpu, &a, kr);
 		while (!gw_emit(GW_REC_API, &a))
 			gw_writer_flush(1000000);
-
-		memset(kr, 0, sizeof(*kr));
-		kr->stream = 7;
-		kr->correlation = i + 1;
-		kr->start_ns = gpu;
-		kr->end_ns = gpu + loop[k].gpu + (uint64_t)jitter(j);
-		gpu = kr->end_ns + 1000 + (uint64_t)jitter(j);
-		kr->name_id = 2 + k;
-		kr->grid_x = loop[k].grid;
-		kr->block_x = loop[k].block;
-		kr->registers_per_thread = 32;
 		if (nb == 1000 || i + 1 == launches) {
 			for (size_t b = 0; b < nb; b++)
 				while (!gw_emit(GW_REC_KERNEL, &batch[b]))
@@ -282,6 +291,115 @@ static void bench_read(const char *path, uint64_t launches)
 	       wall[READ_PASSES - 1]);
 }
 
+/*
+ * Decoding alone, on one thread, without zstd or the reader: the loop's records (+-64 ns),
+ * encoded as the writer encodes them into 1 MiB frames (1000 API records, then their 1000
+ * kernels), decoded by gw_decode_record. CPU ns a record, the best of DECODE_PASSES.
+ */
+#define DECODE_FRAME  (1u << 20)
+#define DECODE_PASSES 5
+
+struct encoded {
+	uint8_t *buf;
+	size_t *frame_end; /* offsets of frame ends */
+	size_t nframes;
+	uint64_t records;
+};
+
+static int encode_loop(struct encoded *e, uint64_t launches)
+{
+	static struct gw_rec_kernel batch[1000];
+	static struct gw_codec_state cs;
+	uint64_t host = 1000000000, gpu = 1000050000;
+	size_t cap = (size_t)launches * 2 * 64 + DECODE_FRAME, at = 0, frame_start = 0, nb = 0;
+	struct gw_rec_api a;
+
+	e->buf = malloc(cap);
+	e->frame_end = calloc(cap / (DECODE_FRAME / 2) + 2, sizeof(size_t));
+	if (!e->buf || !e->frame_end)
+		return -1;
+	e->nframes = 0;
+	e->records = 0;
+	rng_state = 0x9e3779b97f4a7c15ull;
+	gw_codec_reset(&cs);
+	for (uint64_t i = 0; i < launches; i++) {
+		bool batch_done;
+
+		loop_launch(i, 64, &host, &gpu, &a, &batch[nb++]);
+		batch_done = nb == 1000 || i + 1 == launches;
+		/* the API record, then the batch of kernels when it is complete */
+		for (size_t b = 0; b < 1 + (batch_done ? nb : 0); b++) {
+			int n;
+
+			if (at - frame_start > DECODE_FRAME - 512) {
+				e->frame_end[e->nframes++] = at;
+				frame_start = at;
+				gw_codec_reset(&cs);
+			}
+			n = b ? gw_encode_record(&cs, GW_REC_KERNEL, &batch[b - 1], e->buf + at,
+						 cap - at)
+			      : gw_encode_record(&cs, GW_REC_API, &a, e->buf + at, cap - at);
+			if (n < 0)
+				return -1;
+			at += (size_t)n;
+			e->records++;
+		}
+		if (batch_done)
+			nb = 0;
+	}
+	e->frame_end[e->nframes++] = at;
+	return 0;
+}
+
+/* One pass over the frames; returns a sum of the fields read (0 on a decoding error), so that
+ * nothing is optimized out. */
+static uint64_t decode_pass(const struct encoded *e)
+{
+	static struct gw_codec_state cs;
+	struct gw_record rec;
+	uint64_t sum = 0;
+	size_t p = 0;
+
+	for (size_t f = 0; f < e->nframes; f++) {
+		size_t end = e->frame_end[f], consumed;
+
+		gw_codec_reset(&cs);
+		while (p < end) {
+			if (gw_decode_record(&cs, e->buf + p, end - p, &rec, &consumed) != 1)
+				return 0;
+			p += consumed;
+			sum += rec.type == GW_REC_API ? rec.api.end_ns : rec.kernel.end_ns;
+		}
+	}
+	return sum;
+}
+
+static void bench_decode(uint64_t launches)
+{
+	struct encoded e = {0};
+	double best = 1e30;
+	uint64_t sum = 0;
+
+	if (encode_loop(&e, launches) < 0) {
+		fprintf(stderr, "bench-trace: cannot encode the loop\n");
+		exit(1);
+	}
+	for (int pass = 0; pass < DECODE_PASSES; pass++) {
+		uint64_t c0 = cpu_ns(), c1;
+
+		sum = decode_pass(&e);
+		c1 = cpu_ns();
+		if ((double)(c1 - c0) < best)
+			best = (double)(c1 - c0);
+	}
+	printf("decode    %5.1f ns/record, %5.1f M records/s (gw_decode_record alone: %" PRIu64
+	       " records in %zu frames, one thread, no zstd, best of %d)%s\n",
+	       best / (double)e.records, (double)e.records * 1e3 / best, e.records, e.nframes,
+	       DECODE_PASSES, sum ? "" : " DECODING FAILED");
+	free(e.buf);
+	free(e.frame_end);
+}
+
 int main(int argc, char **argv)
 {
 	bool quick = argc > 1 && !strcmp(argv[1], "--quick");
@@ -293,6 +411,11 @@ int main(int argc, char **argv)
 	/* --read FILE: only the reader, over an existing trace (for profilers) */
 	if (argc > 2 && !strcmp(argv[1], "--read")) {
 		bench_read(argv[2], 0);
+		return 0;
+	}
+	/* --decode: only the decoders, without zstd */
+	if (argc > 1 && !strcmp(argv[1], "--decode")) {
+		bench_decode(1000000);
 		return 0;
 	}
 	tmp_path(tmpl, sizeof(tmpl));
@@ -324,6 +447,7 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 	}
+	bench_decode(launches);
 	if (keep[0]) {
 		bench_read(keep, launches);
 		if (!getenv("GW_BENCH_KEEP"))

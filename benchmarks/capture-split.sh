@@ -10,7 +10,7 @@ build=$(cd "${1:?usage: capture-split.sh BUILD_DIR [ITERS]}" && pwd)
 iters=${2:-5000}
 command -v valgrind >/dev/null || { echo "capture-split: valgrind not found" >&2; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gw-split.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${GW_SPLIT_KEEP:-}" ] || rm -rf "$tmp"' EXIT
 run() { # OUT [PRELOAD]
 	env LD_LIBRARY_PATH="$build/tests/gpusim" GPUSIM_KERNEL_US=tiny_=0 GPUSIM_QUEUE_US=0 \
 		GPUSIM_LAUNCH_US=0 GPUWHY_QUIET=1 GPUWHY_OUTPUT="$tmp/t-%p.zst" \
