@@ -413,7 +413,7 @@ int main(int argc, char **argv)
 		bench_read(argv[2], 0);
 		return 0;
 	}
-	/* --decode: only the decoders, without zstd */
+	/* --decode: only the decoder, without zstd or the reader */
 	if (argc > 1 && !strcmp(argv[1], "--decode")) {
 		bench_decode(1000000);
 		return 0;

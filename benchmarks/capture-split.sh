@@ -4,13 +4,18 @@
 # shared machine): the tiny-kernel workload on the simulated GPU (a test double) with no launch
 # latency, with and without libgpuwhy.so, per launch: the whole thread, gpuwhy's CUPTI callback
 # (inclusive), and the rest, which is the simulated CUPTI's callback dispatch and activity
-# records. Usage: benchmarks/capture-split.sh BUILD_DIR [ITERS]
+# records. Usage: benchmarks/capture-split.sh BUILD_DIR [ITERS]; GW_SPLIT_KEEP=1 keeps the
+# callgrind files (one per thread) for callgrind_annotate and says where.
 set -euo pipefail
 build=$(cd "${1:?usage: capture-split.sh BUILD_DIR [ITERS]}" && pwd)
 iters=${2:-5000}
 command -v valgrind >/dev/null || { echo "capture-split: valgrind not found" >&2; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gw-split.XXXXXX")
-trap '[ -n "${GW_SPLIT_KEEP:-}" ] || rm -rf "$tmp"' EXIT
+if [ -n "${GW_SPLIT_KEEP:-}" ]; then
+	trap 'echo "capture-split: callgrind files kept in $tmp"' EXIT
+else
+	trap 'rm -rf "$tmp"' EXIT
+fi
 run() { # OUT [PRELOAD]
 	env LD_LIBRARY_PATH="$build/tests/gpusim" GPUSIM_KERNEL_US=tiny_=0 GPUSIM_QUEUE_US=0 \
 		GPUSIM_LAUNCH_US=0 GPUWHY_QUIET=1 GPUWHY_OUTPUT="$tmp/t-%p.zst" \
