@@ -44,6 +44,9 @@ static bool cupti_ready;	   /* subscribed and enabled: inherited by fork childre
 static bool writer_running;	   /* this process's trace is open */
 static _Atomic bool child_pending; /* fork child of a capturing parent, no trace yet */
 static bool forked;
+/* The process the library was loaded into: a trace started under another pid is a fork
+ * child's, also when the parent forked before it began capturing (so no atfork handler ran). */
+static pid_t loaded_pid;
 static bool exit_registered;
 static bool in_constructor;
 static _Atomic bool exit_pending; /* atexit to register at the first event, after main began */
@@ -256,6 +259,8 @@ static void start_locked(bool child)
 	size_t command_len;
 	int fd, r, failed;
 
+	if (loaded_pid && getpid() != loaded_pid)
+		forked = true;
 	if (gw_intern_init() < 0) {
 		say("out of memory for the id tables: capture disabled");
 		return;
@@ -417,6 +422,7 @@ void gw_runtime_preload(void)
 	static char self_path[PATH_MAX];
 	Dl_info di;
 
+	loaded_pid = getpid();
 	load_config();
 	if (config.disable)
 		return;

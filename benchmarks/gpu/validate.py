@@ -110,6 +110,13 @@ class Validation:
         v['os'] = platform.platform()
         v['date_utc'] = datetime.datetime.utcnow().strftime('%Y-%m-%dT%H:%M:%SZ')
         v['mode'] = 'sim' if self.sim else 'gpu'
+        v['cpus'] = os.cpu_count()
+        try:  # the host figures (section host) depend on it
+            with open('/proc/cpuinfo') as f:
+                v['cpu'] = next((l.split(':', 1)[1].strip() for l in f
+                                 if l.startswith('model name')), None)
+        except OSError:
+            v['cpu'] = None
         rc, so, _, _ = self.run(['git', '-C', ROOT, 'rev-parse', '--short', 'HEAD'], timeout=10)
         v['commit'] = so.strip() if rc == 0 else None
         self.nvcc = shutil.which('nvcc') or (os.path.exists('/usr/local/cuda/bin/nvcc') and
@@ -586,6 +593,65 @@ class Validation:
                    'launch__grid_size', 'launch__waves_per_multiprocessor',
                    'sm__warps_active.avg.pct_of_peak_sustained_active']
 
+    def host_benchmarks(self):
+        """Issue 2's trace figures and issue 4's per-callback cost on this machine's CPUs: the
+        writer with one and four producers, bytes per launch, the decoder alone and the reader
+        (which gains from more cores than a 2-CPU VM has). Judged against the targets as
+        information: they measure the host, not the GPU."""
+        if not self.budget_ok('host', 40):
+            return
+        bdir = os.path.join(self.build, 'benchmarks')
+        trace_cmd = [os.path.join(bdir, 'bench-trace')] + (['--quick'] if self.sim else [])
+        rc, so, se, secs = self.run(trace_cmd, timeout=120, name='bench-trace')
+        if rc != 0:
+            self.record('host', 'bench-trace', 'FAIL' if rc != 127 else 'SKIP',
+                        note='exit %d: %s' % (rc, se.strip()[-300:]))
+        else:
+            for name, value, unit, target, met in self.parse_bench_trace(so):
+                note = '%.2f %s' % (value, unit)
+                if target:
+                    note += ' (target %s %s: %s)' % (target, unit, 'met' if met else 'not met')
+                self.record('host', name, 'INFO', value=value, unit=unit, target=target,
+                            met=met, note=note)
+        rc, so, se, _ = self.run([os.path.join(bdir, 'bench-capture-cost')], timeout=60,
+                                 name='bench-capture-cost')
+        if rc != 0:
+            self.record('host', 'bench-capture-cost', 'FAIL' if rc != 127 else 'SKIP',
+                        note='exit %d: %s' % (rc, se.strip()[-300:]))
+            return
+        for line in so.splitlines():
+            m = re.match(r'\s*(.+?):\s+(\d+) ns\s*$', line)
+            if m:
+                self.record('host', m.group(1), 'INFO', value=int(m.group(2)), unit='ns',
+                            note='%s ns' % m.group(2))
+
+    @staticmethod
+    def parse_bench_trace(text):
+        """(name, value, unit, target, met) for each figure of bench-trace's output that has a
+        target; a figure missing from the output is left out."""
+        out = []
+        emits = re.findall(r'^emit\s+(\d+) producers?\s+([\d.]+) M records/s per producer'
+                           r'.*?([\d.]+) M/s together', text, re.M)
+        for n, per, together in emits:
+            if n == '1':
+                out.append(('writer, 1 producer', float(per), 'M records/s', '>= 20',
+                            float(per) >= 20))
+            else:
+                out.append(('writer, %s producers together' % n, float(together),
+                            'M records/s', None, None))
+        m = re.search(r'^\s*\+-256\s+([\d.]+)', text, re.M)
+        if m:  # the worst jitter row, at the writer's default level (the first column)
+            out.append(('bytes per launch, +-256 ns jitter, zstd 1', float(m.group(1)),
+                        'bytes', '<= 8', float(m.group(1)) <= 8))
+        m = re.search(r'^decode\s+([\d.]+) ns/record', text, re.M)
+        if m:
+            out.append(('decoder alone', float(m.group(1)), 'ns/record', None, None))
+        m = re.search(r'^reader\s+([\d.]+) M records/s', text, re.M)
+        if m:
+            out.append(('reader', float(m.group(1)), 'M records/s', '>= 50',
+                        float(m.group(1)) >= 50))
+        return out
+
     def ncu_section(self):
         if self.sim:
             self.record('ncu', 'one kernel per class', 'SKIP', note='needs a GPU')
@@ -659,9 +725,10 @@ class Validation:
             json.dump(doc, f, indent=1, default=str)
         v = self.info['versions']
         md = ['# gpuwhy validation (%s)' % doc['mode'], '',
-              '%s on %s; GPU %s; driver %s; nvcc %s; PyTorch %s; commit %s; %.0f s.' % (
-                  v.get('date_utc'), v.get('host'), v.get('gpu'), v.get('driver', '-'),
-                  v.get('nvcc', '-'), v.get('torch', '-'), v.get('commit'), self.elapsed()),
+              '%s on %s (%s CPUs, %s); GPU %s; driver %s; nvcc %s; PyTorch %s; commit %s; '
+              '%.0f s.' % (v.get('date_utc'), v.get('host'), v.get('cpus'), v.get('cpu'),
+                           v.get('gpu'), v.get('driver', '-'), v.get('nvcc', '-'),
+                           v.get('torch', '-'), v.get('commit'), self.elapsed()),
               '', 'Build: %s.' % self.info['build'].get('source'), '',
               'Totals: ' + ', '.join('%s %d' % kv for kv in sorted(totals.items())), '',
               '| section | check | status | detail |', '| --- | --- | --- | --- |']
@@ -709,6 +776,7 @@ def main():
             v.graph_and_cublas()
             v.torch_section()
             v.ncu_section()
+            v.host_benchmarks()
     except Exception as e:  # a bug here must still leave a summary behind
         import traceback
         v.record('validate', 'internal error', 'FAIL', note=repr(e))

@@ -6,6 +6,7 @@ import argparse
 import glob
 import os
 import pty
+import re
 import select
 import shutil
 import signal
@@ -195,6 +196,19 @@ def test_capture(a, tmp):
         traces = glob.glob(out + "gpuwhy-*.trace.zst")
         check(r.returncode == 0, "forker exits 0 (got %d: %s)" % (r.returncode, r.stderr[-300:]))
         check(len(traces) >= 2, "forked CUDA children get their own traces (%d)" % len(traces))
+        # The parent forks before its first CUDA call, so no atfork handler of gpuwhy ran in
+        # it: the child is still marked a fork child (GW_HEADER_FORKED = 2) of the parent.
+        headers = {}
+        for t in traces:
+            d = run([a.report, "--dump", t])
+            m = re.search(r"^HEADER .*?flags=(\d+) pid=(\d+) ppid=(\d+)", d.stdout, re.M)
+            if m:
+                headers[int(m.group(2))] = (int(m.group(1)), int(m.group(3)))
+        children = [pid for pid, (_, ppid) in headers.items() if ppid in headers]
+        check(len(children) == len(traces) - 1 and
+              all(headers[p][0] & 2 for p in children) and
+              not any(f & 2 for p, (f, _) in headers.items() if p not in children),
+              "fork children's headers, and only theirs, carry GW_HEADER_FORKED (%s)" % headers)
 
 
 def test_installed(a, tmp):
