@@ -10,30 +10,6 @@
 #include "stacks.h"
 #include "trace-writer.h"
 
-#define GW_MEM_0 0
-
-const struct gw_api_row gw_api_rows[] = {
-#define GW_RT(fn, cat, sync, mem, args)                                                            \
-	{CUPTI_CB_DOMAIN_RUNTIME_API,                                                              \
-	 CUPTI_RUNTIME_TRACE_CBID_##fn,                                                            \
-	 #fn,                                                                                      \
-	 GW_API_##cat,                                                                             \
-	 GW_SYNC_##sync,                                                                           \
-	 GW_MEM_##mem},
-#define GW_DRV(fn, cat, sync, mem, args)                                                           \
-	{CUPTI_CB_DOMAIN_DRIVER_API,                                                               \
-	 CUPTI_DRIVER_TRACE_CBID_##fn,                                                             \
-	 #fn,                                                                                      \
-	 GW_API_##cat,                                                                             \
-	 GW_SYNC_##sync,                                                                           \
-	 GW_MEM_##mem},
-#include "api-table.def"
-#undef GW_RT
-#undef GW_DRV
-};
-
-const unsigned gw_api_rows_count = sizeof(gw_api_rows) / sizeof(gw_api_rows[0]);
-
 /* The same rows indexed by callback id, so the callback finds its row in one load. */
 struct api_info {
 	const char *name;

@@ -177,13 +177,7 @@ void gw_cupti_unsubscribe(void)
 
 int gw_cupti_enable(void)
 {
-	/* What gpuwhy turns into records; RUNTIME and DRIVER API records would repeat the
-	 * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
-	static const CUpti_ActivityKind kinds[] = {
-		CUPTI_ACTIVITY_KIND_DEVICE,	     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-		CUPTI_ACTIVITY_KIND_MEMCPY,	     CUPTI_ACTIVITY_KIND_MEMSET,
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-	};
+	static const CUpti_ActivityKind kinds[] = {GW_CUPTI_ACTIVITY_KINDS};
 	int failed = 0;
 
 	for (unsigned i = 0; i < gw_api_rows_count; i++)

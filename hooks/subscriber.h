@@ -35,6 +35,13 @@ extern struct gw_cupti_api gw_cupti;
 extern uint32_t gw_cupti_version;
 extern char gw_cupti_path[4096 + 64];
 
+/* The activity kinds gpuwhy enables. RUNTIME and DRIVER API records would repeat the
+ * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
+#define GW_CUPTI_ACTIVITY_KINDS                                                                    \
+	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,                         \
+		CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,                            \
+		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+
 /*
  * Loads libcupti: explicit (GPUWHY_CUPTI_PATH) if not NULL, else next to the process's
  * libcudart, the CUDA toolkit, Python's nvidia/cuda_cupti/lib beside a wheel's libcudart,
@@ -91,5 +98,7 @@ struct gw_api_row {
 	uint8_t sync_kind; /* enum gw_sync_kind */
 	uint8_t mem_kind;  /* enum gw_mem_kind, 0 when not an allocation or free */
 };
+/* The memory kind of a row that is no allocation or free (the table writes 0). */
+#define GW_MEM_0 0
 extern const struct gw_api_row gw_api_rows[];
 extern const unsigned gw_api_rows_count;

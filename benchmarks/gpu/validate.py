@@ -333,12 +333,15 @@ class Validation:
     def overhead(self, section, name, cmd, reps, timing_re, extra_env=None, target=None):
         """Alternated plain / gpuwhy runs; the program prints its loop time. With a target
         (a fraction), the median overhead is judged against it."""
-        plain, traced = [], []
+        plain, traced, floor = [], [], []
         env = dict(self.env)
         env.update(extra_env or {})
         if self.sim:  # what `gpuwhy run --sim` does for the traced runs
             env['LD_LIBRARY_PATH'] = os.path.join(self.build, 'tests', 'gpusim') + ':' + \
                 env.get('LD_LIBRARY_PATH', '')
+        # CUPTI configured as gpuwhy configures it, with empty handlers (cupti-floor.c)
+        floor_lib = os.path.join(self.build, 'benchmarks', 'libcupti-floor.so')
+        floor_env = dict(env, LD_PRELOAD=floor_lib) if os.path.exists(floor_lib) else None
         for _ in range(reps):
             if self.left() < 30:
                 break
@@ -346,6 +349,11 @@ class Validation:
             m = re.search(timing_re, so)
             if rc == 0 and m:
                 plain.append(float(m.group(1)))
+            if floor_env:
+                rc, so, _, _ = self.run(cmd, env=floor_env, timeout=60)
+                m = re.search(timing_re, so)
+                if rc == 0 and m:
+                    floor.append(float(m.group(1)))
             rc, secs, traces, se = self.gpuwhy_run(name + '-overhead', cmd, extra_env)
             for t in traces:
                 os.unlink(t)
@@ -363,6 +371,14 @@ class Validation:
                                                  '' if target is None else
                                                  '; target <= %.0f%%' % (100 * target)),
                         plain_ms=plain, gpuwhy_ms=traced, overhead=t / p - 1)
+            if len(floor) >= 3:
+                f = statistics.median(floor)
+                self.record(section, name + ' overhead split', 'INFO',
+                            note='CUPTI alone (libcupti-floor.so: gpuwhy\'s callback ids and '
+                            'activity kinds, empty handlers) %+.1f%% over plain; gpuwhy %+.1f%% '
+                            'over CUPTI alone (median loop %.3f ms)' % (
+                                100 * (f / p - 1), 100 * (t / f - 1), f),
+                            floor_ms=floor, cupti_floor=f / p - 1, gpuwhy_over_floor=t / f - 1)
         else:
             self.record(section, name + ' overhead', 'SKIP', note='too few good runs')
 
