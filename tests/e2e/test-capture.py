@@ -16,6 +16,8 @@ this script passes, never from a previous run's output.
                                     limit, CUPTI held by another tool, no CUPTI
   dlopen                            a program that loads libcudart late (Python ctypes):
                                     LD_PRELOAD defers to InitializeInjection and sees it all
+  floor                             benchmarks' libcupti-floor.so leaves the program alone
+                                    and walks every activity record
   symbols                           libgpuwhy.so exports exactly InitializeInjection
 """
 import argparse
@@ -468,6 +470,34 @@ def cmd_dlopen(ctx, opts):
     shutil.rmtree(out)
 
 
+def cmd_floor(ctx, opts):
+    """benchmarks' libcupti-floor.so (CUPTI as gpuwhy configures it, empty handlers), under
+    LD_PRELOAD and CUDA_INJECTION64_PATH: the program's output and status are untouched, and
+    it walks every activity record: each kernel, the device, at most one per sync."""
+    floor = os.path.join(ctx.build, 'benchmarks', 'libcupti-floor.so')
+    w = ctx.spec['tiny_kernels']
+    args = dict(w['args'])
+    args.update(SMALL_ARGS['tiny_kernels'])
+    want = expected(w['counts'], args)
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    plain, _ = ctx.run('tiny_kernels', args, ctx.env(out, 'none', w.get('env')))
+    for mode, var in (('preload', 'LD_PRELOAD'), ('inject', 'CUDA_INJECTION64_PATH')):
+        env = ctx.env(out, 'none', dict(w.get('env', {}), CUPTI_FLOOR_VERBOSE='1'))
+        env[var] = floor
+        p, _ = ctx.run('tiny_kernels', args, env)
+        label = f'cupti-floor ({mode})'
+        ctx.check(p.returncode == 0 and p.stdout == plain.stdout,
+                  f'{label}: exit {p.returncode}, output changed: {p.stderr[-300:]}')
+        m = re.search(r'cupti-floor: (\d+) activity records walked', p.stderr)
+        n = int(m.group(1)) if m else -1
+        low = want['kernels'] + 1
+        ctx.check(low <= n <= low + want['host_syncs'],
+                  f'{label}: {n} records walked, expected {low} to {low + want["host_syncs"]}')
+        ctx.check(not traces(out), f'{label}: wrote a trace')
+        print(f'{label}: {n} records walked')
+    shutil.rmtree(out)
+
+
 def cmd_symbols(ctx, opts):
     p = subprocess.run(['nm', '-D', '--defined-only', ctx.lib], capture_output=True, text=True)
     names = sorted(line.split()[-1] for line in p.stdout.splitlines() if line.strip())
@@ -481,7 +511,7 @@ def main():
     ap.add_argument('--source', required=True)
     ap.add_argument('--mode', default='preload', choices=['preload', 'inject'])
     ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
-                                        'degrade', 'dlopen', 'symbols'])
+                                        'degrade', 'dlopen', 'floor', 'symbols'])
     opts = ap.parse_args()
     ctx = Ctx(opts.build, opts.source)
     globals()['cmd_' + opts.command](ctx, opts)
