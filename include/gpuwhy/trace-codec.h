@@ -52,7 +52,8 @@ static inline uint8_t *gw_put_uleb(uint8_t *p, uint64_t v)
 
 static inline uint64_t gw_zigzag(int64_t v)
 {
-	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+	/* the sign spread over all bits, without right-shifting a signed value */
+	return ((uint64_t)v << 1) ^ (0 - ((uint64_t)v >> 63));
 }
 
 static inline int64_t gw_unzigzag(uint64_t v)
