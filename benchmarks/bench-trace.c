@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "gpuwhy/trace-codec.h"
 #include "trace-reader.h"
@@ -374,14 +375,82 @@ static uint64_t decode_pass(const struct encoded *e)
 	return sum;
 }
 
-static void bench_decode(uint64_t launches)
+/* A trace file's data frames, decompressed one after the other into e (the file header, a
+ * skippable frame, is left out); 0 or -1 with a message. */
+static int load_frames(struct encoded *e, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *in = NULL;
+	size_t in_len = 0, pos = 0, cap = 0, at = 0, *frame_end;
+	struct gw_codec_state cs;
+	struct gw_record rec;
+	long size;
+
+	if (!f || fseek(f, 0, SEEK_END) < 0 || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
+	    !(in = malloc((size_t)size + 1)) || fread(in, 1, (size_t)size, f) != (size_t)size) {
+		fprintf(stderr, "bench-trace: %s: cannot read it\n", path);
+		goto fail;
+	}
+	in_len = (size_t)size;
+	e->frame_end = NULL;
+	e->nframes = 0;
+	e->records = 0;
+	while (pos + 8 <= in_len) {
+		uint32_t magic = (uint32_t)in[pos] | (uint32_t)in[pos + 1] << 8 |
+				 (uint32_t)in[pos + 2] << 16 | (uint32_t)in[pos + 3] << 24;
+		size_t z = ZSTD_findFrameCompressedSize(in + pos, in_len - pos);
+		unsigned long long content;
+
+		if ((magic & 0xFFFFFFF0u) == 0x184D2A50u && !ZSTD_isError(z)) {
+			pos += z; /* the file header */
+			continue;
+		}
+		content = ZSTD_getFrameContentSize(in + pos, in_len - pos);
+		if (ZSTD_isError(z) || content > (64u << 20))
+			break; /* a cut last frame */
+		if (at + content > cap) {
+			uint8_t *bigger = realloc(e->buf, (at + content) * 2);
+
+			if (!bigger)
+				goto fail;
+			e->buf = bigger;
+			cap = (at + content) * 2;
+		}
+		if (!(frame_end = realloc(e->frame_end, (e->nframes + 1) * sizeof(size_t))))
+			goto fail;
+		e->frame_end = frame_end;
+		if (ZSTD_isError(ZSTD_decompress(e->buf + at, content, in + pos, z)))
+			break;
+		/* count the frame's records, and check it decodes */
+		gw_codec_reset(&cs);
+		for (size_t p = at, end = at + content, consumed; p < end; p += consumed) {
+			if (gw_decode_record(&cs, e->buf + p, end - p, &rec, &consumed) < 0)
+				goto fail;
+			e->records++;
+		}
+		at += content;
+		e->frame_end[e->nframes++] = at;
+		pos += z;
+	}
+	free(in);
+	fclose(f);
+	return e->nframes ? 0 : -1;
+fail:
+	free(in);
+	if (f)
+		fclose(f);
+	return -1;
+}
+
+static void bench_decode(uint64_t launches, const char *path)
 {
 	struct encoded e = {0};
 	double best = 1e30;
 	uint64_t sum = 0;
 
-	if (encode_loop(&e, launches) < 0) {
-		fprintf(stderr, "bench-trace: cannot encode the loop\n");
+	if (path ? load_frames(&e, path) < 0 : encode_loop(&e, launches) < 0) {
+		fprintf(stderr, "bench-trace: cannot %s\n",
+			path ? "decode that trace" : "encode the loop");
 		exit(1);
 	}
 	for (int pass = 0; pass < DECODE_PASSES; pass++) {
@@ -393,9 +462,9 @@ static void bench_decode(uint64_t launches)
 			best = (double)(c1 - c0);
 	}
 	printf("decode    %5.1f ns/record, %5.1f M records/s (gw_decode_record alone: %" PRIu64
-	       " records in %zu frames, one thread, no zstd, best of %d)%s\n",
+	       " records in %zu frames%s%s, one thread, no zstd, best of %d)%s\n",
 	       best / (double)e.records, (double)e.records * 1e3 / best, e.records, e.nframes,
-	       DECODE_PASSES, sum ? "" : " DECODING FAILED");
+	       path ? " of " : "", path ? path : "", DECODE_PASSES, sum ? "" : " DECODING FAILED");
 	free(e.buf);
 	free(e.frame_end);
 }
@@ -413,9 +482,10 @@ int main(int argc, char **argv)
 		bench_read(argv[2], 0);
 		return 0;
 	}
-	/* --decode: only the decoder, without zstd or the reader */
+	/* --decode [FILE]: only the decoder, without zstd or the reader, on the loop's records
+	 * or on an existing trace's */
 	if (argc > 1 && !strcmp(argv[1], "--decode")) {
-		bench_decode(1000000);
+		bench_decode(1000000, argc > 2 ? argv[2] : NULL);
 		return 0;
 	}
 	tmp_path(tmpl, sizeof(tmpl));
@@ -447,7 +517,7 @@ int main(int argc, char **argv)
 		}
 		printf("\n");
 	}
-	bench_decode(launches);
+	bench_decode(launches, NULL);
 	if (keep[0]) {
 		bench_read(keep, launches);
 		if (!getenv("GW_BENCH_KEEP"))

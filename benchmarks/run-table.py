@@ -254,6 +254,15 @@ def main():
     with open(cj, 'rb') as f:
         gz = len(gzip.compress(f.read(), 6))
     med = statistics.median(rep_s)
+    # the trace reader and the decoder on this capture's records (real thread ids, interned
+    # ids and API ids take more bytes than the synthetic loop's)
+    bt = os.path.join(build, 'benchmarks', 'bench-trace')
+    read_line = decode_line = '(bench-trace not built)'
+    if os.path.exists(bt):
+        _, _, o = run_timed([bt, '--read', trace], renv)
+        read_line = o.decode().strip()
+        _, _, o = run_timed([bt, '--decode', trace], renv)
+        decode_line = o.decode().strip()
     lines += ['## A real capture: tiny_kernels --iters %d on gpusim (%d launches)' % (
         iters, launches), '',
         '| figure | value |', '| --- | --- |',
@@ -270,7 +279,9 @@ def main():
         '| Chrome JSON / gpuwhy trace | %.0fx (gzip: %.0fx) |' % (cbytes / tbytes, gz / tbytes),
         '', 'The Chrome trace holds the same API and kernel records, written the way '
         'torch.profiler exports them: one runtime event per call, one kernel event per '
-        'kernel with its launch arguments, and the ac2g flow pair per correlation id.', '']
+        'kernel with its launch arguments, and the ac2g flow pair per correlation id.', '',
+        'The trace reader and the decoder alone on this capture (bench-trace --read / '
+        '--decode):', '', '```', read_line, decode_line, '```', '']
 
     text = '\n'.join(lines) + '\n'
     out = a.out or os.path.join(ROOT, 'benchmarks', 'results', '%s-%s.md' % (
