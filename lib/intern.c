@@ -16,24 +16,30 @@
 #define MAX_PROBES   64
 
 /*
- * A slot holds a key hash (0 = empty); the id is the slot's index + 1, so a thread that finds
- * the hash another thread just claimed knows the id without waiting for anything else.
+ * A slot holds a key hash (0 = empty) and, once one is published, the key's id. Ids count up
+ * from 1 in the order keys are first seen, not by slot: a trace of a few hundred kernel names
+ * then spends one or two bytes on each id it writes, and the reader decodes them on its
+ * shortest path. A thread that finds a slot claimed but its id not yet published draws an id
+ * itself rather than wait for the claiming thread; the first to publish wins, and a losing
+ * draw is only a gap in the ids.
  */
 struct table {
 	_Atomic uint64_t *keys;
+	_Atomic uint32_t *ids; /* by slot; 0 until published */
+	_Atomic uint32_t next_id;
 	uint32_t mask;
 };
 
 static struct table strings, stacks;
 static const char *_Atomic *string_text; /* interned copies, by slot: the cache checks them */
-static _Atomic uint32_t *launch_counts;	 /* by string slot */
+static _Atomic uint32_t *launch_counts;	 /* by string id */
 static char *arena;
 static _Atomic size_t arena_used;
 static _Atomic bool ready;
 
 /*
- * A process-wide direct-mapped cache from a string's address to its id, packed into one word
- * ((address << 16) | id) so a racing reader never sees a torn entry. A hit is confirmed by
+ * A process-wide direct-mapped cache from a string's address to its slot, packed into one word
+ * ((address << 16) | slot) so a racing reader never sees a torn entry. A hit is confirmed by
  * comparing the text with the interned copy, so a stale entry (a buffer reused for another
  * string) is only a miss. Not thread-local: libgpuwhy.so's TLS must stay tiny to be
  * dlopen'able (CUDA_INJECTION64_PATH) next to initial-exec TLS.
@@ -65,14 +71,17 @@ int gw_intern_init(void)
 	if (atomic_load(&ready))
 		return 0;
 	strings.keys = map(STRING_SLOTS * sizeof(uint64_t));
+	strings.ids = map(STRING_SLOTS * sizeof(uint32_t));
 	strings.mask = STRING_SLOTS - 1;
 	stacks.keys = map(STACK_SLOTS * sizeof(uint64_t));
+	stacks.ids = map(STACK_SLOTS * sizeof(uint32_t));
 	stacks.mask = STACK_SLOTS - 1;
 	string_text = map(STRING_SLOTS * sizeof(char *));
 	launch_counts = map(STRING_SLOTS * sizeof(uint32_t));
 	cache = map(CACHE_SLOTS * sizeof(uint64_t));
 	arena = map(ARENA_BYTES);
-	if (!strings.keys || !stacks.keys || !string_text || !launch_counts || !cache || !arena)
+	if (!strings.keys || !strings.ids || !stacks.keys || !stacks.ids || !string_text ||
+	    !launch_counts || !cache || !arena)
 		return -ENOMEM;
 	atomic_store(&ready, true);
 	return 0;
@@ -84,11 +93,33 @@ void gw_intern_reset(void)
 		return;
 	/* MADV_DONTNEED on private anonymous memory gives zero pages back. */
 	madvise((void *)strings.keys, STRING_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
+	madvise((void *)strings.ids, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	madvise((void *)stacks.keys, STACK_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
+	madvise((void *)stacks.ids, STACK_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
+	atomic_store(&strings.next_id, 0);
+	atomic_store(&stacks.next_id, 0);
 	madvise((void *)string_text, STRING_SLOTS * sizeof(char *), MADV_DONTNEED);
 	madvise((void *)launch_counts, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	madvise((void *)cache, CACHE_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
 	atomic_store(&arena_used, 0);
+}
+
+/* The id of a claimed slot (index slot - 1), drawn and published here when no thread has
+ * yet; 0 once the ids are spent (the table's size: as many as keys it can hold). */
+static uint32_t slot_id(struct table *t, uint64_t slot)
+{
+	_Atomic uint32_t *id = &t->ids[slot - 1];
+	uint32_t cur = atomic_load_explicit(id, memory_order_acquire), drawn;
+
+	if (cur)
+		return cur;
+	drawn = atomic_fetch_add_explicit(&t->next_id, 1, memory_order_relaxed) + 1;
+	if (drawn > t->mask + 1)
+		return 0;
+	if (atomic_compare_exchange_strong_explicit(id, &cur, drawn, memory_order_acq_rel,
+						    memory_order_acquire))
+		return drawn;
+	return cur; /* another thread published first */
 }
 
 /* Returns the slot index + 1 and whether this call claimed it; 0 when the table is full. */
@@ -133,29 +164,31 @@ static const char *arena_copy(unsigned kind, const char *text, size_t len)
  * reused for another string since). */
 static inline uint64_t intern_string(unsigned kind, const char *text, bool confirm)
 {
-	uint64_t key, id, entry;
-	_Atomic uint64_t *slot;
+	uint64_t key, slot, entry;
+	_Atomic uint64_t *cached;
 	const char *interned;
+	uint32_t id;
 	size_t len;
 	bool fresh;
 
 	if (!text || !atomic_load_explicit(&ready, memory_order_relaxed))
 		return 0;
-	slot = &cache[((uintptr_t)text >> 3) & (CACHE_SLOTS - 1)];
-	entry = atomic_load_explicit(slot, memory_order_relaxed);
+	cached = &cache[((uintptr_t)text >> 3) & (CACHE_SLOTS - 1)];
+	entry = atomic_load_explicit(cached, memory_order_relaxed);
 	if (entry >> 16 == (uintptr_t)text) {
-		id = entry & 0xffff;
-		interned = atomic_load_explicit(&string_text[id], memory_order_acquire);
+		slot = entry & 0xffff;
+		interned = atomic_load_explicit(&string_text[slot], memory_order_acquire);
 		/* The kind is the byte before the interned text. */
 		if (interned && (unsigned char)interned[-1] == kind &&
-		    (!confirm || !strcmp(text, interned)))
-			return id + 1;
+		    (!confirm || !strcmp(text, interned)) &&
+		    (id = atomic_load_explicit(&strings.ids[slot], memory_order_acquire)))
+			return id;
 	}
 
 	len = strlen(text);
 	key = gw_hash_bytes(gw_hash_bytes(GW_HASH_SEED, &kind, sizeof(kind)), text, len) | 1;
-	id = claim(&strings, key, &fresh);
-	if (!id)
+	slot = claim(&strings, key, &fresh);
+	if (!slot || !(id = slot_id(&strings, slot)))
 		return 0;
 	if (fresh) {
 		struct gw_rec_string rec = {
@@ -164,11 +197,11 @@ static inline uint64_t intern_string(unsigned kind, const char *text, bool confi
 			.text = {(const uint8_t *)text, (uint32_t)len},
 		};
 
-		atomic_store_explicit(&string_text[id - 1], arena_copy(kind, text, len),
+		atomic_store_explicit(&string_text[slot - 1], arena_copy(kind, text, len),
 				      memory_order_release);
 		gw_emit(GW_REC_STRING, &rec);
 	}
-	atomic_store_explicit(slot, ((uint64_t)(uintptr_t)text << 16) | (id - 1),
+	atomic_store_explicit(cached, ((uint64_t)(uintptr_t)text << 16) | (slot - 1),
 			      memory_order_relaxed);
 	return id;
 }
@@ -185,7 +218,8 @@ uint64_t gw_intern_string_static(unsigned kind, const char *text)
 
 uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
 {
-	uint64_t key, id;
+	uint64_t key, slot;
+	uint32_t id;
 	bool fresh;
 
 	if (!depth || !atomic_load_explicit(&ready, memory_order_relaxed))
@@ -197,7 +231,9 @@ uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
 		key ^= key >> 32;
 	}
 	key |= 1;
-	id = claim(&stacks, key, &fresh);
+	slot = claim(&stacks, key, &fresh);
+	if (!slot || !(id = slot_id(&stacks, slot)))
+		return 0;
 	if (fresh) {
 		struct gw_rec_stack rec = {.id = id, .ips = {ips, depth}};
 

@@ -22,7 +22,9 @@ void gw_intern_reset(void);
 /*
  * The id of text (NUL-terminated) of kind enum gw_string_kind, emitting a GW_REC_STRING record
  * the first time. Any thread, lock-free, no allocation. 0 when text is NULL or a table is full.
- * A per-thread cache keyed by the pointer makes repeated calls with the same pointer cheap.
+ * Ids count up from 1 in the order texts are first seen (a race between threads may skip
+ * one), so they stay small in the trace. A process-wide cache keyed by the pointer makes
+ * repeated calls with the same pointer cheap.
  */
 uint64_t gw_intern_string(unsigned kind, const char *text);
 
@@ -34,8 +36,8 @@ uint64_t gw_intern_string_static(unsigned kind, const char *text);
 
 /*
  * The id of the stack ips[0..depth) (innermost first), emitting a GW_REC_STACK record the first
- * time. Stacks are identified by a 64-bit hash of their addresses. 0 when depth is 0 or the
- * table is full. Any thread, lock-free, no allocation.
+ * time. Stacks are identified by a 64-bit hash of their addresses; ids count up from 1 as for
+ * strings. 0 when depth is 0 or the table is full. Any thread, lock-free, no allocation.
  */
 uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth);
 

@@ -159,6 +159,106 @@ static void test_stack_dedup(void **state)
 	assert_int_equal(c.stack_ids[1], b);
 }
 
+/* Ids count up from 1 in the order items are first seen, strings and stacks each. */
+static void test_ids_in_first_seen_order(void **state)
+{
+	static const char *names[] = {"k_a", "k_b", "cudaMalloc", "k_c", ""};
+	static const unsigned kinds[] = {GW_STRING_KERNEL, GW_STRING_KERNEL, GW_STRING_API,
+					 GW_STRING_KERNEL, GW_STRING_OTHER};
+	const uint64_t s1[] = {0x1000}, s2[] = {0x2000}, s3[] = {0x1000, 0x2000};
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	for (unsigned round = 0; round < 2; round++)
+		for (unsigned i = 0; i < 5; i++)
+			assert_int_equal(gw_intern_string(kinds[i], names[i]), i + 1);
+	assert_int_equal(gw_intern_stack(s1, 1), 1);
+	assert_int_equal(gw_intern_stack(s2, 1), 2);
+	assert_int_equal(gw_intern_stack(s1, 1), 1);
+	assert_int_equal(gw_intern_stack(s3, 2), 3);
+	gw_writer_stop(true, 0);
+	unlink(trace_path);
+}
+
+#define RACE_THREADS 8
+#define RACE_NAMES   256
+
+struct race {
+	pthread_barrier_t *go;
+	unsigned first;
+	char names[RACE_NAMES][32]; /* this thread's own copies of the texts */
+	uint64_t ids[RACE_NAMES];
+};
+
+static void *race_main(void *arg)
+{
+	struct race *r = arg;
+
+	pthread_barrier_wait(r->go);
+	for (unsigned k = 0; k < RACE_NAMES; k++) {
+		unsigned i = (r->first + k) % RACE_NAMES;
+
+		r->ids[i] = gw_intern_string(GW_STRING_KERNEL, r->names[i]);
+	}
+	return NULL;
+}
+
+/* Threads interning the same texts at once, each from its own buffers: every thread gets the
+ * same id for a text, texts get distinct ids, and each text is one STRING record whose id is
+ * the one the threads got. */
+static void test_ids_concurrent(void **state)
+{
+	static struct race races[RACE_THREADS];
+	pthread_t threads[RACE_THREADS];
+	pthread_barrier_t go;
+	bool seen[RACE_NAMES] = {false};
+	struct gw_reader *rd;
+	struct gw_record rec;
+	unsigned strings = 0;
+
+	(void)state;
+	assert_int_equal(start_trace(state), 0);
+	pthread_barrier_init(&go, NULL, RACE_THREADS);
+	for (unsigned t = 0; t < RACE_THREADS; t++) {
+		races[t].go = &go;
+		races[t].first = t * (RACE_NAMES / RACE_THREADS);
+		for (unsigned i = 0; i < RACE_NAMES; i++)
+			snprintf(races[t].names[i], sizeof(races[t].names[i]), "race_kernel_%u", i);
+		assert_int_equal(pthread_create(&threads[t], NULL, race_main, &races[t]), 0);
+	}
+	for (unsigned t = 0; t < RACE_THREADS; t++)
+		pthread_join(threads[t], NULL);
+	pthread_barrier_destroy(&go);
+	for (unsigned i = 0; i < RACE_NAMES; i++) {
+		assert_true(races[0].ids[i] > 0);
+		/* a lost draw skips an id: at most one per thread and text */
+		assert_true(races[0].ids[i] <= RACE_NAMES * RACE_THREADS);
+		for (unsigned t = 1; t < RACE_THREADS; t++)
+			assert_int_equal(races[t].ids[i], races[0].ids[i]);
+		for (unsigned j = 0; j < i; j++)
+			assert_true(races[0].ids[j] != races[0].ids[i]);
+	}
+	assert_int_equal(gw_writer_stop(true, 0), 0);
+	assert_int_equal(gw_reader_open(trace_path, &rd), 0);
+	while (gw_reader_next(rd, &rec) == 1) {
+		char text[32] = "";
+		unsigned i = RACE_NAMES;
+
+		if (rec.type != GW_REC_STRING)
+			continue;
+		strings++;
+		assert_true(rec.string.text.len < sizeof(text));
+		memcpy(text, rec.string.text.data, rec.string.text.len);
+		assert_int_equal(sscanf(text, "race_kernel_%u", &i), 1);
+		assert_true(i < RACE_NAMES && !seen[i]);
+		seen[i] = true;
+		assert_int_equal(rec.string.id, races[0].ids[i]);
+	}
+	gw_reader_free(rd);
+	unlink(trace_path);
+	assert_int_equal(strings, RACE_NAMES);
+}
+
 static void test_sampling(void **state)
 {
 	(void)state;
@@ -312,6 +412,8 @@ int main(void)
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_static_strings),
 		cmocka_unit_test(test_stack_dedup),
+		cmocka_unit_test(test_ids_in_first_seen_order),
+		cmocka_unit_test(test_ids_concurrent),
 		cmocka_unit_test(test_sampling),
 		cmocka_unit_test(test_launch_counts),
 		cmocka_unit_test(test_capture_skips_self),
