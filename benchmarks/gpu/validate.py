@@ -629,6 +629,7 @@ class Validation:
                     note += ' (target %s %s: %s)' % (target, unit, 'met' if met else 'not met')
                 self.record('host', name, 'INFO', value=value, unit=unit, target=target,
                             met=met, note=note)
+        self.real_trace_read(bdir)
         rc, so, se, _ = self.run([os.path.join(bdir, 'bench-capture-cost')], timeout=60,
                                  name='bench-capture-cost')
         if rc != 0:
@@ -640,6 +641,41 @@ class Validation:
             if m:
                 self.record('host', m.group(1), 'INFO', value=int(m.group(2)), unit='ns',
                             note='%s ns' % m.group(2))
+
+    def real_trace_read(self, bdir):
+        """The reader and the decoder on a trace of this machine's own capture (tiny_loop.cu:
+        real thread ids, handles and CUPTI records, not bench-trace's synthetic loop)."""
+        t = os.path.join(self.work, 'tiny_loop')
+        if not os.path.exists(t) or self.left() < 60:
+            self.record('host', 'reader on a real capture', 'SKIP',
+                        note='no tiny_loop build' if not os.path.exists(t) else 'out of time')
+            return
+        iters = 200000 if not self.sim else 20000
+        env = {'GPUSIM_KERNEL_US': 'tiny_loop=1'} if self.sim else {}
+        rc, _, traces, se = self.gpuwhy_run('tiny_loop-read', [t, str(iters)], env, timeout=120)
+        if rc != 0 or not traces:
+            self.record('host', 'reader on a real capture', 'FAIL',
+                        note='capture: exit %d: %s' % (rc, se.strip()[-300:]))
+            return
+        for what, flag, rx, unit in (('reader', '--read', r'^reader\s+([\d.]+) M', 'M records/s'),
+                                     ('decoder alone', '--decode', r'^decode\s+([\d.]+) ns',
+                                      'ns/record')):
+            rc, so, se, _ = self.run([os.path.join(bdir, 'bench-trace'), flag, traces[0]],
+                                     timeout=60, name='bench-trace%s-real' % flag)
+            m = re.search(rx, so, re.M)
+            if rc != 0 or not m:
+                self.record('host', what + ' on a real capture', 'FAIL',
+                            note='exit %d: %s' % (rc, (se or so).strip()[-300:]))
+                continue
+            value = float(m.group(1))
+            note = '%.2f %s on tiny_loop\'s trace (%d launches, %d bytes)' % (
+                value, unit, iters + 100, os.path.getsize(traces[0]))
+            met = None
+            if what == 'reader':
+                met = value >= 50
+                note += ' (target >= 50 M records/s: %s)' % ('met' if met else 'not met')
+            self.record('host', what + ' on a real capture', 'INFO', value=value, unit=unit,
+                        met=met, note=note)
 
     @staticmethod
     def parse_bench_trace(text):
