@@ -488,6 +488,21 @@ int main(int argc, char **argv)
 		bench_decode(1000000, argc > 2 ? argv[2] : NULL);
 		return 0;
 	}
+	/* --frames: the reader by frame size; a capture ends a frame every 50 ms, so a real
+	 * trace's frames are often far smaller than the 1 MiB the loop's are */
+	if (argc > 1 && !strcmp(argv[1], "--frames")) {
+		static const size_t sizes[] = {64u << 10, 256u << 10, 1u << 20};
+
+		tmp_path(tmpl, sizeof(tmpl));
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			if (!write_loop(tmpl, path, 1000000, 64, 1, sizes[i]))
+				return 1;
+			printf("%4zu KiB frames: ", sizes[i] >> 10);
+			bench_read(path, 1000000);
+			unlink(path);
+		}
+		return 0;
+	}
 	tmp_path(tmpl, sizeof(tmpl));
 	printf("bench-trace: %s run; this machine has %ld CPUs\n", quick ? "quick" : "full",
 	       sysconf(_SC_NPROCESSORS_ONLN));
