@@ -251,11 +251,23 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	}
 }
 
-/* The C library's frames below main (how every program starts) tell the reader nothing. */
+/* The C library's frames below main or below a thread's function (how every program and
+ * every thread starts) tell the reader nothing. A thread's start is only taken as such
+ * when the frame says it is the C library's, as a program may have its own start_thread. */
 static bool below_main(const char *frame)
 {
 	static const char *const names[] = {"__libc_start_call_main", "__libc_start_main",
 					    "_start"};
+	static const char *const thread_starts[] = {
+		"start_thread (pthread_create.c:",
+		"start_thread (libc.so",
+		"__clone3 (clone3.S:",
+		"__clone3 (libc.so",
+		"__clone (clone.S:",
+		"__clone (libc.so",
+		"clone3 (clone3.S:",
+		"clone (clone.S:",
+	};
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		size_t n = strlen(names[i]);
@@ -263,6 +275,9 @@ static bool below_main(const char *frame)
 		if (!strncmp(frame, names[i], n) && (frame[n] == ' ' || frame[n] == '@'))
 			return true;
 	}
+	for (size_t i = 0; i < sizeof(thread_starts) / sizeof(thread_starts[0]); i++)
+		if (!strncmp(frame, thread_starts[i], strlen(thread_starts[i])))
+			return true;
 	return false;
 }
 

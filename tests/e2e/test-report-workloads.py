@@ -234,9 +234,11 @@ def check(w, r):
     model_checks(w['name'], a, w['env'], r, errors)
     if not ALT:
         site_checks(w['name'], r, errors)
-    # a call site's callers stop at main: the C library's start-up frames are noise
+    # a call site's callers stop at main or the thread's function: the C library's start-up
+    # frames are noise
     for line in r['_text'].splitlines():
-        if re.match(r'\s+called from (__libc_start|_start\b)', line):
+        if re.match(r'\s+called from (__libc_start|_start\b|start_thread \(pthread_create'
+                    r'|start_thread \(libc|__clone)', line):
             errors.append(f'text report shows a start-up frame: {line.strip()}')
             break
     return errors
