@@ -213,6 +213,9 @@ struct gw_trace_info {
 	char *command; /* argv joined by spaces */
 	uint64_t records;
 	uint64_t dropped_records;
+	/* GPU records CUPTI could not time (start and end 0, as its documentation allows):
+	 * counted, but not placed on the timeline */
+	uint64_t untimed_gpu_ops;
 	bool truncated;
 	bool clean_exit;
 	uint64_t start_ns, end_ns; /* its devices' window */

@@ -204,6 +204,16 @@ static uint32_t clamp32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
+/* A GPU record CUPTI could not time has 0 for both start and end: it ran, so it is counted,
+ * but placing it at time 0 would stretch the device's window back to the clock's origin. */
+static bool untimed(struct gw_trace_st *t, uint64_t start_ns, uint64_t end_ns)
+{
+	if (start_ns || end_ns)
+		return false;
+	t->info.untimed_gpu_ops++;
+	return true;
+}
+
 static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t device, uint64_t stream,
 		  uint64_t corr, uint64_t start, uint64_t end)
 {
@@ -379,6 +389,8 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 			k->block_x * (k->block_y ? k->block_y : 1) * (k->block_z ? k->block_z : 1);
 
 		t->info.counts.kernels++;
+		if (untimed(t, k->start_ns, k->end_ns))
+			break;
 		r = add_op(a, ti, GW_OP_KERNEL, k->device, k->stream, k->correlation, k->start_ns,
 			   k->end_ns);
 		if (r < 0)
@@ -404,6 +416,8 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		const struct gw_rec_memcpy *c = &rec->memcpy;
 
 		t->info.counts.memcpy++;
+		if (untimed(t, c->start_ns, c->end_ns))
+			break;
 		r = add_op(a, ti, GW_OP_MEMCPY, c->device, c->stream, c->correlation, c->start_ns,
 			   c->end_ns);
 		/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by the host. */
@@ -415,6 +429,8 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		const struct gw_rec_memset *s = &rec->memset;
 
 		t->info.counts.memset++;
+		if (untimed(t, s->start_ns, s->end_ns))
+			break;
 		r = add_op(a, ti, GW_OP_MEMSET, s->device, s->stream, s->correlation, s->start_ns,
 			   s->end_ns);
 		break;
@@ -1283,6 +1299,13 @@ static int build_results(struct gw_analyzer *a)
 						"full disk, a file-size limit); analysed up "
 						"to its last complete frame",
 						ti->path))) < 0)
+			return r;
+		if (ti->untimed_gpu_ops &&
+		    (r = add_warning(res, gw_strdupf("%s: %llu GPU operations came without "
+						     "timestamps (CUPTI could not time them): "
+						     "counted, not placed on the timeline",
+						     ti->path,
+						     (unsigned long long)ti->untimed_gpu_ops))) < 0)
 			return r;
 		if (ti->dropped_records &&
 		    (r = add_warning(

@@ -108,13 +108,14 @@ static void site(FILE *f, const struct gw_site *s)
 int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *f)
 {
 	const struct gw_trace_info *t0 = res->n_traces ? &res->traces[0] : NULL;
-	uint64_t records = 0, dropped = 0;
+	uint64_t records = 0, dropped = 0, untimed = 0;
 	bool truncated = false, clean = res->n_traces > 0;
 	double budget = res->budget_sm_ns > 0 ? res->budget_sm_ns : 1;
 
 	for (unsigned i = 0; i < res->n_traces; i++) {
 		records += res->traces[i].records;
 		dropped += res->traces[i].dropped_records;
+		untimed += res->traces[i].untimed_gpu_ops;
 		truncated |= res->traces[i].truncated;
 		clean &= res->traces[i].clean_exit;
 	}
@@ -122,6 +123,7 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	fprintf(f, "\"pid\":%" PRIu64 ",\"command\":", t0 ? t0->pid : 0);
 	jstr(f, t0 ? t0->command : NULL);
 	fprintf(f, ",\"records\":%" PRIu64 ",\"dropped_records\":%" PRIu64, records, dropped);
+	fprintf(f, ",\"untimed_gpu_ops\":%" PRIu64, untimed);
 	fprintf(f, ",\"truncated\":%s,\"clean_exit\":%s},", truncated ? "true" : "false",
 		clean ? "true" : "false");
 	fprintf(f,
@@ -313,10 +315,12 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jstr(f, t->command);
 		fprintf(f,
 			",\"records\":%" PRIu64 ",\"dropped_records\":%" PRIu64
+			",\"untimed_gpu_ops\":%" PRIu64
 			",\"truncated\":%s,\"clean_exit\":%s,\"start_ns\":%" PRIu64
 			",\"end_ns\":%" PRIu64 ",\"peak_bytes\":%" PRIu64 ",\"breakdown\":",
-			t->records, t->dropped_records, t->truncated ? "true" : "false",
-			t->clean_exit ? "true" : "false", t->start_ns, t->end_ns, t->peak_bytes);
+			t->records, t->dropped_records, t->untimed_gpu_ops,
+			t->truncated ? "true" : "false", t->clean_exit ? "true" : "false",
+			t->start_ns, t->end_ns, t->peak_bytes);
 		breakdown(f, t->breakdown);
 		fputs(",\"dominant_cause\":", f);
 		jstr(f, gw_buckets[t->dominant].key);

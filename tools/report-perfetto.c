@@ -148,12 +148,20 @@ static uint64_t clamp_u64(uint64_t v, uint64_t max)
 	return v < max ? v : max;
 }
 
+/* A GPU record CUPTI could not time (start and end 0) has no place on the timeline; the
+ * report counts it (untimed_gpu_ops). */
+static bool untimed(uint64_t start_ns, uint64_t end_ns)
+{
+	return !start_ns && !end_ns;
+}
+
 static int keep_kernel(struct gw_pf_trace *t, const struct gw_rec_kernel *k)
 {
 	struct gw_pf_kernel *e;
 	uint64_t blocks, threads;
 
-	if (t->fill_overflow || k->device >= GW_PF_MAX_DEVICES || k->end_ns < k->start_ns)
+	if (t->fill_overflow || k->device >= GW_PF_MAX_DEVICES || k->end_ns < k->start_ns ||
+	    untimed(k->start_ns, k->end_ns))
 		return 0;
 	if (t->kernels.len >= GW_PF_MAX_FILL_KERNELS) {
 		t->fill_overflow = true;
@@ -410,6 +418,8 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 		case GW_REC_KERNEL: {
 			const struct gw_rec_kernel *k = &rec.kernel;
 
+			if (untimed(k->start_ns, k->end_ns))
+				break;
 			gpu_event(pf, t, trace, "kernel", string_of(t, k->name_id), k->device,
 				  k->stream, k->correlation, k->start_ns, k->end_ns);
 			fprintf(f,
@@ -431,6 +441,8 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 						   ? copy_kinds[c->copy_kind]
 						   : "memcpy";
 
+			if (untimed(c->start_ns, c->end_ns))
+				break;
 			gpu_event(pf, t, trace, "memcpy", name, c->device, c->stream,
 				  c->correlation, c->start_ns, c->end_ns);
 			fprintf(f, ",\"bytes\":%" PRIu64 "}}", c->bytes);
@@ -439,6 +451,8 @@ static int second_pass(struct gw_pf *pf, const char *path, struct gw_pf_trace *t
 		case GW_REC_MEMSET: {
 			const struct gw_rec_memset *s = &rec.memset;
 
+			if (untimed(s->start_ns, s->end_ns))
+				break;
 			gpu_event(pf, t, trace, "memset", "memset", s->device, s->stream,
 				  s->correlation, s->start_ns, s->end_ns);
 			fprintf(f, ",\"bytes\":%" PRIu64 "}}", s->bytes);

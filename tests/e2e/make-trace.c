@@ -22,7 +22,8 @@
  *   - when i % 1000 == 500 and i / 1000 is even: cudaFree of that iteration's allocation
  *     (a MEMORY free, bytes 0 as capture writes it).
  * One DEVICE (device 0, 132 SMs, 80 GiB) and one THREAD record. The records are flushed in
- * frames of at most 100000 so the writer never drops one.
+ * frames of at most 100000 so the writer never drops one. With UNTIMED, that many more
+ * launches follow, each of an add_kernel CUPTI could not time (start and end 0).
  */
 #define GW_T0_NS     1000000ull
 #define GW_PERIOD_NS 10000ull
@@ -98,14 +99,16 @@ int main(int argc, char **argv)
 	};
 	struct gw_rec_thread thr = {
 		.time_ns = GW_T0_NS, .tid = GW_TID, .name = {(const uint8_t *)"main", 4}};
-	unsigned long n, streams;
+	unsigned long n, streams, untimed = 0;
 	uint64_t corr = 0;
 	int r;
 
-	if (argc != 4) {
-		fprintf(stderr, "usage: make-trace OUT KERNELS STREAMS\n");
+	if (argc != 4 && argc != 5) {
+		fprintf(stderr, "usage: make-trace OUT KERNELS STREAMS [UNTIMED]\n");
 		return 2;
 	}
+	if (argc == 5)
+		untimed = strtoul(argv[4], NULL, 10);
 	n = strtoul(argv[2], NULL, 10);
 	streams = strtoul(argv[3], NULL, 10);
 	if (!streams)
@@ -206,6 +209,24 @@ int main(int argc, char **argv)
 		}
 		if (i % 20000 == 19999)
 			gw_writer_flush(10ull * 1000 * 1000 * 1000);
+	}
+	for (unsigned long i = 0; i < untimed; i++) {
+		uint64_t t = GW_T0_NS + (n + i) * GW_PERIOD_NS;
+		struct gw_rec_kernel k = {
+			.stream = 7,
+			.correlation = ++corr,
+			.name_id = S_ADD,
+			.grid_x = 1,
+			.grid_y = 1,
+			.grid_z = 1,
+			.block_x = 256,
+			.block_y = 1,
+			.block_z = 1,
+			.registers_per_thread = 32,
+		};
+
+		emit_api(t + 1000, t + 3000, corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
+		gw_emit(GW_REC_KERNEL, &k);
 	}
 	r = gw_writer_stop(true, 0);
 	if (r < 0) {

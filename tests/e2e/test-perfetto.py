@@ -155,6 +155,27 @@ def synthetic(a, tmp):
     check(max(b for _, b in mem) == peak, "synthetic: peak live memory == %d" % peak)
 
 
+def untimed(a, tmp):
+    # Kernels CUPTI could not time (start and end 0) are counted by the report but have no
+    # place on the timeline: no event for them, and nothing before the capture's start.
+    n, extra = 200, 5
+    trace = os.path.join(tmp, "untimed.trace.zst")
+    subprocess.run([a.make_trace, trace, str(n), "1", str(extra)], check=True)
+    counts, _ = dump_counts(a.report, trace)
+    check(counts["KERNEL"] == n + extra, "untimed: the trace holds %d + %d kernels" % (n, extra))
+    ev = export(a.report, [trace], os.path.join(tmp, "untimed.json"))
+    kern = [e for e in ev if e["ph"] == "X" and e["cat"] == "kernel"]
+    check(len(kern) == n, "untimed: %d kernel events, the timed ones (%d)" % (n, len(kern)))
+    check(min(e["ts"] for e in ev if "ts" in e) >= 0, "untimed: no event before the capture")
+    r = subprocess.run([a.report, "--json", trace], stdout=subprocess.PIPE, text=True)
+    rj = json.loads(r.stdout)
+    check(rj["trace"]["untimed_gpu_ops"] == extra and rj["counts"]["kernels"] == n + extra,
+          "untimed: the report counts them (%s, %s)" % (rj["trace"]["untimed_gpu_ops"],
+                                                       rj["counts"]["kernels"]))
+    # make-trace's first kernel starts at 1.004 ms, its last timed one ends 10 us a launch later
+    check(rj["window"]["start_ns"] == 1004000, "untimed: the window starts at the first timed kernel")
+
+
 def workload(a, tmp):
     out = os.path.join(tmp, "wl") + "/"
     r = subprocess.run([a.launcher, "run", "--sim", "--no-report", "-o", out, "--", a.workload],
@@ -201,6 +222,7 @@ def main():
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpuwhy-perfetto-") as tmp:
         synthetic(a, tmp)
+        untimed(a, tmp)
         if a.workload and a.launcher:
             workload(a, tmp)
         if a.forker and a.launcher:

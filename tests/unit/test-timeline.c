@@ -144,12 +144,48 @@ static void bins_sum_to_buckets(void **state)
 	gw_analysis_free(res);
 }
 
+/* CUPTI reports 0 for both timestamps of an operation it could not time. Such a kernel, copy
+ * or memset is counted, but the window and the breakdown are those of the timed ones alone:
+ * here one full gemm over [1000, 11000], so all compute, in a 10 us window. */
+static void untimed_ops(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record cp = tb_copy_rec(0, 1, 0, 0, false);
+	struct gw_record ms = {.type = GW_REC_MEMSET};
+	bool warned = false;
+
+	(void)state;
+	tb_init(&t);
+	tb_device(&t, 0, SMS);
+	tb_string(&t, 1, "sgemm_kernel");
+	tb_launch(&t, 1, 0, 10, 0, 1, 1, 32, 1000, 11000);
+	tb_launch(&t, 1, 20, 30, 0, 1, 1, 32, 0, 0);
+	tb_add(&t, &cp);
+	ms.memset.stream = 1;
+	tb_add(&t, &ms);
+	res = tb_finish(&t);
+	assert_int_equal(res->counts.kernels, 2);
+	assert_int_equal(res->counts.memcpy, 1);
+	assert_int_equal(res->counts.memset, 1);
+	assert_int_equal(res->traces[0].untimed_gpu_ops, 3);
+	assert_int_equal(res->start_ns, 1000);
+	assert_int_equal(res->end_ns, 11000);
+	assert_near(res->breakdown[GW_BUCKET_COMPUTE], 1.0, 1e-9);
+	tb_assert_sums_to_one(res);
+	for (unsigned i = 0; i < res->n_warnings; i++)
+		warned |= strstr(res->warnings[i], "3 GPU operations came without timestamps") !=
+			  NULL;
+	assert_true(warned);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(concurrent_below_one), cmocka_unit_test(concurrent_capped),
 		cmocka_unit_test(several_devices),	cmocka_unit_test(out_of_order),
-		cmocka_unit_test(bins_sum_to_buckets),
+		cmocka_unit_test(bins_sum_to_buckets),	cmocka_unit_test(untimed_ops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
