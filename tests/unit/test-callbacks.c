@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The CUPTI callback handler fed hand-made callback data: one API record per application call
  * (nested driver calls folded in), parameters decoded per hooks/api-table.def, MEMORY records
- * only for successful allocations and frees of a real pointer. */
+ * only for successful allocations and frees of a real pointer; and the activity record layouts
+ * gpuwhy relies on across CUPTI 12 and 13. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -230,6 +231,73 @@ static void test_every_row(void **state)
 		assert_int_equal(apis[i].sync_kind, gw_api_rows[i].sync_kind);
 	}
 }
+
+/*
+ * hooks/cupti-activity.c reads CUPTI 13's record versions (Kernel10, Memcpy6, Memset4,
+ * Synchronization2, Device5). A CUPTI 12 (PyTorch's wheels ship one) delivers the versions
+ * before them; gpuwhy reads them through the same structs, which holds because every field it
+ * reads sits at the same offset in both. Checked here, against the toolkit's headers.
+ */
+#define SAME_OFFSET(old, new, f)                                                                   \
+	_Static_assert(offsetof(old, f) == offsetof(new, f), #old " and " #new " differ at " #f)
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, start);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, end);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, deviceId);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, streamId);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, correlationId);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridX);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridY);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, gridZ);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockX);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockY);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, blockZ);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, registersPerThread);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, staticSharedMemory);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, dynamicSharedMemory);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, name);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, graphId);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, srcKind);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, dstKind);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, flags);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, bytes);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, start);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, end);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, deviceId);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, streamId);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, correlationId);
+SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, graphId);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, value);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, bytes);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, start);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, end);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, deviceId);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, streamId);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, correlationId);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, flags);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, memoryKind);
+SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, graphId);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, type);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, start);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, end);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, correlationId);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, streamId);
+SAME_OFFSET(CUpti_ActivitySynchronization, CUpti_ActivitySynchronization2, cudaEventId);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, globalMemoryBandwidth);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, globalMemorySize);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxThreadsPerBlock);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxRegistersPerBlock);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxSharedMemoryPerBlock);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, numMultiprocessors);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxBlocksPerMultiprocessor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxWarpsPerMultiprocessor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxRegistersPerMultiprocessor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, maxSharedMemoryPerMultiprocessor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, computeCapabilityMajor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, computeCapabilityMinor);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, id);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, uuid);
+SAME_OFFSET(CUpti_ActivityDevice4, CUpti_ActivityDevice5, name);
 
 int main(void)
 {
