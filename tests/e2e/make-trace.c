@@ -70,6 +70,28 @@ static void emit_api(uint64_t start, uint64_t end, uint64_t corr, uint64_t categ
 	gw_emit(GW_REC_API, &a);
 }
 
+/* A kernel of blocks 256-thread blocks, 32 registers a thread, timed [start, end]. */
+static void emit_kernel(uint64_t stream, uint64_t corr, uint64_t name, uint64_t blocks,
+			uint64_t start, uint64_t end)
+{
+	struct gw_rec_kernel k = {
+		.stream = stream,
+		.correlation = corr,
+		.start_ns = start,
+		.end_ns = end,
+		.name_id = name,
+		.grid_x = blocks,
+		.grid_y = 1,
+		.grid_z = 1,
+		.block_x = 256,
+		.block_y = 1,
+		.block_z = 1,
+		.registers_per_thread = 32,
+	};
+
+	gw_emit(GW_REC_KERNEL, &k);
+}
+
 int main(int argc, char **argv)
 {
 	static const char command[] = "make-trace";
@@ -135,23 +157,10 @@ int main(int argc, char **argv)
 
 	for (unsigned long i = 0; i < n; i++) {
 		uint64_t t = GW_T0_NS + i * GW_PERIOD_NS;
-		struct gw_rec_kernel k = {
-			.stream = 7 + i % streams,
-			.correlation = ++corr,
-			.start_ns = t + 4000,
-			.end_ns = t + 4000 + (i % 2 ? 5000 : 2000),
-			.name_id = i % 2 ? S_GEMM : S_ADD,
-			.grid_x = i % 2 ? 264 : 1,
-			.grid_y = 1,
-			.grid_z = 1,
-			.block_x = 256,
-			.block_y = 1,
-			.block_z = 1,
-			.registers_per_thread = 32,
-		};
 
-		emit_api(t + 1000, t + 3000, corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
-		gw_emit(GW_REC_KERNEL, &k);
+		emit_api(t + 1000, t + 3000, ++corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
+		emit_kernel(7 + i % streams, corr, i % 2 ? S_GEMM : S_ADD, i % 2 ? 264 : 1,
+			    t + 4000, t + 4000 + (i % 2 ? 5000 : 2000));
 		if (i % 1000 == 0) {
 			uint64_t addr = 0x7f0000000000ull + i * GW_MIB;
 			struct gw_rec_memory m = {
@@ -212,21 +221,9 @@ int main(int argc, char **argv)
 	}
 	for (unsigned long i = 0; i < untimed; i++) {
 		uint64_t t = GW_T0_NS + (n + i) * GW_PERIOD_NS;
-		struct gw_rec_kernel k = {
-			.stream = 7,
-			.correlation = ++corr,
-			.name_id = S_ADD,
-			.grid_x = 1,
-			.grid_y = 1,
-			.grid_z = 1,
-			.block_x = 256,
-			.block_y = 1,
-			.block_z = 1,
-			.registers_per_thread = 32,
-		};
 
-		emit_api(t + 1000, t + 3000, corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
-		gw_emit(GW_REC_KERNEL, &k);
+		emit_api(t + 1000, t + 3000, ++corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
+		emit_kernel(7, corr, S_ADD, 1, 0, 0);
 	}
 	r = gw_writer_stop(true, 0);
 	if (r < 0) {
