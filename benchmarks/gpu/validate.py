@@ -691,6 +691,11 @@ class Validation:
             else:
                 out.append(('writer, %s producers together' % n, float(together),
                             'M records/s', None, None))
+        drains = re.findall(r'^writer\s+drain\+encode\+compress\s+([\d.]+) M records/s', text,
+                            re.M)
+        if drains:  # the background thread alone, after the producers (the first: 1 producer)
+            out.append(('writer thread alone, sustained (drain + encode + compress)',
+                        float(drains[0]), 'M records/s', '>= 20', float(drains[0]) >= 20))
         m = re.search(r'^\s*\+-256\s+([\d.]+)', text, re.M)
         if m:  # the worst jitter row, at the writer's default level (the first column)
             out.append(('bytes per launch, +-256 ns jitter, zstd 1', float(m.group(1)),
