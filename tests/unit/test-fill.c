@@ -63,6 +63,21 @@ static void name_classes(void **state)
 	assert_int_equal(gw_kernel_class("gemv2T_kernel", &ok), GW_BUCKET_BANDWIDTH_BOUND);
 	assert_int_equal(gw_kernel_class("vectorized_elementwise_kernel", &ok),
 			 GW_BUCKET_BANDWIDTH_BOUND);
+	/* Inductor's Triton kernels by their prefix, before any other word in the name. */
+	assert_int_equal(gw_kernel_class("triton_poi_fused_convolution_relu_3", &ok),
+			 GW_BUCKET_BANDWIDTH_BOUND);
+	assert_int_equal(gw_kernel_class("triton_red_fused_add_mean_1", &ok),
+			 GW_BUCKET_LOW_INTENSITY);
+	assert_int_equal(gw_kernel_class("triton_per_fused__softmax_2", &ok),
+			 GW_BUCKET_LOW_INTENSITY);
+	assert_int_equal(gw_kernel_class("triton_tem_fused_addmm_0", &ok), GW_BUCKET_COMPUTE);
+	assert_true(ok);
+	assert_int_equal(gw_kernel_class("Marlin<256, 4, 16, 4, 4, 8>", &ok), GW_BUCKET_COMPUTE);
+	assert_true(ok);
+	assert_int_equal(gw_kernel_class("dynamic_scaled_fp8_quant_kernel", &ok),
+			 GW_BUCKET_BANDWIDTH_BOUND);
+	assert_int_equal(gw_kernel_class("cub::DeviceScanKernel<Policy>", &ok),
+			 GW_BUCKET_LOW_INTENSITY);
 	/* Parameter types are not part of the name: "(float*)" must not classify. */
 	assert_int_equal(gw_kernel_class("my_op(float*)", &ok), GW_BUCKET_COMPUTE);
 	assert_false(ok);
