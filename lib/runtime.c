@@ -43,9 +43,8 @@ static bool start_attempted;	   /* this process image tried (a fork child inheri
 static bool cupti_ready;	   /* subscribed and enabled: inherited by fork children */
 static bool writer_running;	   /* this process's trace is open */
 static _Atomic bool child_pending; /* fork child of a capturing parent, no trace yet */
-static bool forked;
 /* The process the library was loaded into: a trace started under another pid is a fork
- * child's, also when the parent forked before it began capturing (so no atfork handler ran). */
+ * child's, whether or not the parent was capturing when it forked. */
 static pid_t loaded_pid;
 static bool exit_registered;
 static bool in_constructor;
@@ -229,7 +228,6 @@ static void atfork_child(void)
 	gw_cupti_flusher_forget();
 	pthread_mutex_init(&start_lock, NULL);
 	thread_tid = 0;
-	forked = true;
 }
 
 static size_t read_cmdline(char *buf, size_t size)
@@ -259,8 +257,6 @@ static void start_locked(bool child)
 	size_t command_len;
 	int fd, r, failed;
 
-	if (loaded_pid && getpid() != loaded_pid)
-		forked = true;
 	if (gw_intern_init() < 0) {
 		say("out of memory for the id tables: capture disabled");
 		return;
@@ -297,7 +293,8 @@ static void start_locked(bool child)
 	command_len = read_cmdline(command, sizeof(command));
 	hdr = (struct gw_rec_header){
 		.format_version = GW_FORMAT_VERSION,
-		.flags = (config.stacks ? GW_HEADER_STACKS : 0) | (forked ? GW_HEADER_FORKED : 0),
+		.flags = (config.stacks ? GW_HEADER_STACKS : 0) |
+			 (loaded_pid && getpid() != loaded_pid ? GW_HEADER_FORKED : 0),
 		.pid = (uint64_t)getpid(),
 		.ppid = (uint64_t)getppid(),
 		.rank = rank,
