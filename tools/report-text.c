@@ -185,9 +185,8 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	}
 	if (res->top_idle < GW_BUCKET_COUNT)
 		fprintf(f,
-			"\n%sVerdict:%s useful compute on %.0f%% of SM-time; the largest idle "
-			"cause "
-			"is %s%s%s (%.0f%%).\n",
+			"\n%sVerdict:%s useful compute on %.0f%% of SM-time; "
+			"the largest idle cause is %s%s%s (%.0f%%).\n",
 			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100, st->red,
 			gw_buckets[res->top_idle].label, st->reset,
 			res->breakdown[res->top_idle] * 100);
@@ -254,7 +253,7 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 /* The C library's frames below main or below a thread's function (how every program and
  * every thread starts) tell the reader nothing. A thread's start is only taken as such
  * when the frame says it is the C library's, as a program may have its own start_thread. */
-static bool below_main(const char *frame)
+static bool libc_start_frame(const char *frame)
 {
 	static const char *const names[] = {"__libc_start_call_main", "__libc_start_main",
 					    "_start"};
@@ -283,7 +282,7 @@ static bool below_main(const char *frame)
 
 static void site_frames(FILE *f, const struct gw_site *s)
 {
-	for (unsigned i = 1; i < s->n_frames && i < 4 && !below_main(s->frames[i]); i++)
+	for (unsigned i = 1; i < s->n_frames && i < 4 && !libc_start_frame(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
 }
 
