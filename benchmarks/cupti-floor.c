@@ -13,7 +13,6 @@
  * records walked at exit. A benchmark tool, not part of gpuwhy's product.
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,15 +85,6 @@ static void start(void)
 	atexit(at_exit);
 }
 
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const char *slash = strrchr(info->dlpi_name, '/');
-
-	(void)size;
-	(void)data;
-	return slash && !strncmp(slash + 1, "libcudart.so", 12);
-}
-
 /* As libgpuwhy.so: CUPTI before the first CUDA context, so now when libcudart is loaded,
  * else at the driver's injection hook. */
 __attribute__((constructor)) static void floor_init(void)
@@ -107,7 +97,7 @@ __attribute__((constructor)) static void floor_init(void)
 		self = realpath(di.dli_fname, NULL);
 	if (injection && self && named && !strcmp(self, named))
 		; /* InitializeInjection will come */
-	else if (injection || dl_iterate_phdr(find_cudart, NULL))
+	else if (injection || gw_cudart_loaded())
 		start(); /* another tool owns the variable, or libcudart is here */
 	else if (self)
 		setenv("CUDA_INJECTION64_PATH", self, 0);

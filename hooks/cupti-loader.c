@@ -46,6 +46,13 @@ static int find_cudart(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+bool gw_cudart_loaded(void)
+{
+	struct cudart_location loc;
+
+	return dl_iterate_phdr(find_cudart, &loc) != 0;
+}
+
 static void *try_open(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);

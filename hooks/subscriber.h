@@ -42,6 +42,9 @@ extern char gw_cupti_path[4096 + 64];
 		CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,                            \
 		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
 
+/* Whether a libcudart is loaded in the process (so CUDA may start before any hook of ours). */
+bool gw_cudart_loaded(void);
+
 /*
  * Loads libcupti: explicit (GPUWHY_CUPTI_PATH) if not NULL, else next to the process's
  * libcudart, the CUDA toolkit, Python's nvidia/cuda_cupti/lib beside a wheel's libcudart,

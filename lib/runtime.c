@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -385,15 +384,6 @@ bool gw_runtime_wake(void)
 	return atomic_load(&gw_capture_on);
 }
 
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *data)
-{
-	const char *slash = strrchr(info->dlpi_name, '/');
-
-	(void)size;
-	(void)data;
-	return slash && !strncmp(slash + 1, "libcudart.so", 12);
-}
-
 /* Whether path names this very library (the same file, however it is spelled). */
 static bool is_self(const char *path)
 {
@@ -427,7 +417,7 @@ void gw_runtime_preload(void)
 		debug(1, "waiting for InitializeInjection");
 		return;
 	}
-	if (injection || dl_iterate_phdr(find_cudart, NULL)) {
+	if (injection || gw_cudart_loaded()) {
 		in_constructor = true;
 		gw_runtime_start();
 		in_constructor = false;
