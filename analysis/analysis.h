@@ -301,13 +301,23 @@ void gw_analyzer_end_trace(struct gw_analyzer *a, bool truncated, bool clean_exi
 int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret);
 void gw_analyzer_free(struct gw_analyzer *a);
 
+struct gw_source_type;
+
+/* The input files of one analysis, and which of them failed, and why. */
+struct gw_inputs {
+	const char *const *paths;
+	int n;
+	const struct gw_source_type *format; /* NULL: each file's format from its content */
+	int failed;			     /* out: the file an error belongs to, else -1 */
+	char reason[256];		     /* out: why, for one line "FILE: reason" */
+};
+
 /*
- * Read and analyse n trace files (gw_reader). On failure returns -errno and, when the error
- * belongs to one file, sets *ret_failed (may be NULL) to its index (else -1); the reason is
- * gw_reader_strerror(err). A truncated trace is not a failure: it is analysed up to its last
- * good frame and a warning is added.
+ * Read and analyse the input files through their sources (sources/source.h). Returns 0, or
+ * -errno with in->failed and in->reason set. A truncated input is not a failure: it is
+ * analysed up to its last good record and a warning is added.
  */
-int gw_analyze_files(const char *const *paths, int n, const struct gw_analysis_options *opt,
-		     struct gw_analysis **ret, int *ret_failed);
+int gw_analyze_files(struct gw_inputs *in, const struct gw_analysis_options *opt,
+		     struct gw_analysis **ret);
 
 void gw_analysis_free(struct gw_analysis *a);

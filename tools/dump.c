@@ -4,7 +4,7 @@
 
 #include "dump.h"
 #include "gpuwhy/trace-codec.h"
-#include "trace-reader.h"
+#include "source.h"
 
 static void print_bytes(const struct gw_bytes *b, bool binary, FILE *out)
 {
@@ -75,29 +75,25 @@ void gw_dump_record(const struct gw_record *rec, FILE *out)
 	}
 }
 
-int gw_dump_trace(const char *path, FILE *out)
+int gw_dump_trace(const char *path, const struct gw_source_type *format, FILE *out)
 {
-	struct gw_reader *r = NULL;
+	struct gw_source *src = NULL;
 	struct gw_record rec;
 	uint64_t n = 0;
 	int err;
 
-	err = gw_reader_open(path, &r);
+	err = gw_source_open(path, format, &src);
 	if (err < 0)
 		return err;
-	rec.type = GW_REC_HEADER;
-	rec.version = GW_REC_HEADER_VERSION;
-	rec.header = *gw_reader_header(r);
-	gw_dump_record(&rec, out);
-	fputc('\n', out);
-	while ((err = gw_reader_next(r, &rec)) > 0) {
+	while ((err = gw_source_next(src, &rec)) > 0) {
 		gw_dump_record(&rec, out);
 		fputc('\n', out);
 		n++;
 	}
+	/* the header is not counted, as the reader never counted it */
 	if (err == 0)
-		fprintf(out, "END records=%" PRIu64 " truncated=%d clean_exit=%d\n", n,
-			gw_reader_truncated(r), gw_reader_clean_exit(r));
-	gw_reader_free(r);
+		fprintf(out, "END records=%" PRIu64 " truncated=%d clean_exit=%d\n", n ? n - 1 : 0,
+			src->truncated, src->clean_exit);
+	gw_source_free(src);
 	return err;
 }

@@ -9,10 +9,11 @@
 /*
  * Prints the file header, then every record as `NAME field=value ...` (BYTES as quoted,
  * escaped text or hex, IPS as a list of 0x addresses), then an `END` line with the reader's
- * verdict (records, truncated, clean_exit). Returns 0, or the reader's -errno; the lines before
+ * verdict (records, truncated, clean_exit). Reads any format a source reads (format NULL: from the content). Returns 0, or the source's -errno (gw_source_strerror); the lines before
  * an error stay printed.
  */
-int gw_dump_trace(const char *path, FILE *out);
+struct gw_source_type;
+int gw_dump_trace(const char *path, const struct gw_source_type *format, FILE *out);
 
 /* One record as one line, without the newline. */
 void gw_dump_record(const struct gw_record *rec, FILE *out);

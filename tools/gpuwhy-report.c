@@ -19,6 +19,7 @@
 #include "report-json.h"
 #include "report-perfetto.h"
 #include "report-text.h"
+#include "source.h"
 #include "trace-reader.h"
 
 enum gw_report_mode {
@@ -33,6 +34,7 @@ struct gw_report_args {
 	const char *html;     /* --html FILE */
 	const char *perfetto; /* --perfetto FILE */
 	bool json;	      /* --json: JSON instead of text on stdout */
+	const struct gw_source_type *format; /* --format; NULL: from each file's content */
 	uint64_t tiny_ns;     /* --tiny-us */
 	uint64_t starve_ns;   /* --starve-us */
 };
@@ -51,6 +53,7 @@ enum {
 	GW_OPT_JSON,
 	GW_OPT_TINY_US,
 	GW_OPT_STARVE_US,
+	GW_OPT_FORMAT,
 };
 
 static const struct option long_options[] = {
@@ -60,6 +63,7 @@ static const struct option long_options[] = {
 	{"json", no_argument, NULL, GW_OPT_JSON},
 	{"tiny-us", required_argument, NULL, GW_OPT_TINY_US},
 	{"starve-us", required_argument, NULL, GW_OPT_STARVE_US},
+	{"format", required_argument, NULL, GW_OPT_FORMAT},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -77,6 +81,9 @@ static void usage(FILE *out)
 	      "                   work (100)\n"
 	      "  --html FILE      also write a self-contained HTML page (charts, sites)\n"
 	      "  --perfetto FILE  also write Chrome trace-event JSON (ui.perfetto.dev)\n"
+	      "  --format NAME    read every TRACE as NAME: gpuwhy (a .trace.zst), kineto\n"
+	      "                   (torch.profiler JSON), nsys (Nsight Systems SQLite export);\n"
+	      "                   without it, each file's format is found from its content\n"
 	      "  --dump           print every record of the trace as one line of text\n"
 	      "  -h, --help\n"
 	      "\n"
@@ -161,6 +168,13 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 				return -1;
 			report_only = "--starve-us";
 			break;
+		case GW_OPT_FORMAT:
+			if (!(ret->format = gw_source_type_by_name(optarg))) {
+				gw_cli_error(stderr, gw_prog, "--format", optarg,
+					     "is not a format gpuwhy reads (gpuwhy, kineto, nsys)");
+				return -1;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(GW_EXIT_OK);
@@ -219,7 +233,7 @@ static int check_traces(const struct gw_report_args *args)
 		else if (access(path, R_OK) < 0)
 			e = errno;
 		if (e) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, path, gw_reader_strerror(-e));
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, path, gw_source_strerror(-e));
 			return GW_EXIT_UNREADABLE;
 		}
 	}
@@ -229,12 +243,12 @@ static int check_traces(const struct gw_report_args *args)
 static int run_dump(const struct gw_report_args *args)
 {
 	for (int i = 0; i < args->ntraces; i++) {
-		int err = gw_dump_trace(args->traces[i], stdout);
+		int err = gw_dump_trace(args->traces[i], args->format, stdout);
 
 		if (err < 0) {
 			fflush(stdout);
 			fprintf(stderr, "gpuwhy-report: %s: %s\n", args->traces[i],
-				gw_reader_strerror(err));
+				gw_source_strerror(err));
 			return GW_EXIT_UNREADABLE;
 		}
 	}
@@ -368,7 +382,12 @@ static int run_report(const struct gw_report_args *args)
 {
 	struct gw_analysis_options opt;
 	struct gw_analysis *a = NULL;
-	int failed = -1, err, code;
+	struct gw_inputs in = {
+		.paths = (const char *const *)args->traces,
+		.n = args->ntraces,
+		.format = args->format,
+	};
+	int err, code;
 
 	gw_analysis_options_init(&opt);
 	if (args->tiny_ns != UINT64_MAX)
@@ -383,12 +402,12 @@ static int run_report(const struct gw_report_args *args)
 		gw_report_html_options(&opt);
 	if (args->perfetto)
 		gw_report_perfetto_options(&opt);
-	err = gw_analyze_files((const char *const *)args->traces, args->ntraces, &opt, &a, &failed);
+	err = gw_analyze_files(&in, &opt, &a);
 	if (opt.progress)
 		fputs("\r\033[K", stderr);
 	if (err < 0) {
 		fprintf(stderr, "gpuwhy-report: %s: %s\n",
-			failed >= 0 ? args->traces[failed] : "analysis", gw_reader_strerror(err));
+			in.failed >= 0 ? args->traces[in.failed] : "analysis", in.reason);
 		return GW_EXIT_UNREADABLE;
 	}
 	code = write_exports(args, a, &opt);

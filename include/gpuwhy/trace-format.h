@@ -75,15 +75,17 @@ struct gw_ips {
 	R(HEADER, header, 1, 1)                                                                    \
 	R(DEVICE, device, 2, 1)                                                                    \
 	R(STRING, string, 3, 1)                                                                    \
-	R(STACK, stack, 4, 1)                                                                      \
+	R(STACK, stack, 4, 2)                                                                      \
 	R(MODULE, module, 5, 1)                                                                    \
 	R(THREAD, thread, 6, 1)                                                                    \
+	R(FRAME, frame, 7, 1)                                                                      \
 	R(API, api, 10, 1)                                                                         \
 	R(KERNEL, kernel, 11, 1)                                                                   \
 	R(MEMCPY, memcpy, 12, 1)                                                                   \
 	R(MEMSET, memset, 13, 1)                                                                   \
 	R(MEMORY, memory, 14, 1)                                                                   \
 	R(SYNC, sync, 15, 1)                                                                       \
+	R(COUNTER, counter, 16, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
 	R(NOTE, note, 21, 1)                                                                       \
 	R(FOOTER, footer, 30, 1)
@@ -129,10 +131,11 @@ struct gw_ips {
 	F(U64, kind) /* enum gw_string_kind */                                                     \
 	F(BYTES, text)
 
-/* A deduplicated call stack of raw return addresses. Ids start at 1; 0 means "no stack". */
+/* A deduplicated call stack, innermost frame first. Ids start at 1; 0 means "no stack". */
 #define GW_FIELDS_stack(F)                                                                         \
 	F(U64, id)                                                                                 \
-	F(IPS, ips)
+	F(IPS, ips)                                                                                \
+	F(U64, ips_kind) /* v2, enum gw_stack_kind: raw return addresses or FRAME ids */
 
 /* A loaded object, so stacks can be symbolized offline (dl_iterate_phdr). */
 #define GW_FIELDS_module(F)                                                                        \
@@ -143,6 +146,16 @@ struct gw_ips {
 	F(U64, size)                                                                               \
 	F(BYTES, build_id)                                                                         \
 	F(BYTES, path)
+
+/* A frame the trace names rather than addresses: a Python function of an imported profile, a
+ * symbolized frame of another tool's backtrace. Ids start at 1. */
+#define GW_FIELDS_frame(F)                                                                         \
+	F(U64, id)                                                                                 \
+	F(U64, lang)	    /* enum gw_frame_lang */                                               \
+	F(U64, function_id) /* string: the function's (qualified) name */                          \
+	F(U64, file_id)	    /* string: the source file; 0 unknown */                               \
+	F(U64, line)	    /* 0 unknown */                                                        \
+	F(U64, module_id)   /* string: the object file; 0 unknown */
 
 /* A host thread, on first sight. */
 #define GW_FIELDS_thread(F)                                                                        \
@@ -247,6 +260,14 @@ struct gw_ips {
 	F(U64, stream)                                                                             \
 	F(U64, event)
 
+/* A sample of a quantity over time: a framework allocator's reserved bytes, a hardware
+ * counter. The value holds until the next sample of the same device and counter. */
+#define GW_FIELDS_counter(F)                                                                       \
+	F(TIME, time_ns)                                                                           \
+	F(U64, device)                                                                             \
+	F(U64, counter) /* enum gw_counter */                                                      \
+	F(U64, value)
+
 /* Events lost since the previous DROPS record of the same source. */
 #define GW_FIELDS_drops(F)                                                                         \
 	F(TIME, time_ns)                                                                           \
@@ -301,6 +322,9 @@ struct gw_record {
 enum gw_header_flags {
 	GW_HEADER_STACKS = 1u << 0, /* stacks were captured */
 	GW_HEADER_FORKED = 1u << 1, /* this process is a fork child of ppid */
+	/* allocations were not recorded (an imported profile without memory events): the memory
+	 * dimension is unknown, not low */
+	GW_HEADER_NO_MEMORY = 1u << 2,
 };
 
 enum gw_footer_flags {
@@ -310,12 +334,31 @@ enum gw_footer_flags {
 enum gw_capture_mode {
 	GW_CAPTURE_NONE = 0, /* no GPU events: see the NOTE records for why */
 	GW_CAPTURE_CUPTI = 1,
+	GW_CAPTURE_IMPORT_KINETO = 2, /* converted from a torch.profiler (Kineto) JSON trace */
+	GW_CAPTURE_IMPORT_NSYS = 3,   /* converted from an Nsight Systems SQLite export */
 };
 
 enum gw_string_kind {
 	GW_STRING_KERNEL = 1, /* mangled kernel name */
 	GW_STRING_API = 2,    /* CUDA API function name */
 	GW_STRING_OTHER = 3,
+};
+
+enum gw_stack_kind {
+	GW_STACK_ADDRESSES = 0, /* return addresses, symbolized offline with MODULE records */
+	GW_STACK_FRAMES = 1,	/* FRAME ids */
+};
+
+enum gw_frame_lang {
+	GW_FRAME_NATIVE = 1,
+	GW_FRAME_PYTHON = 2,
+};
+
+enum gw_counter {
+	/* a framework's caching allocator: device bytes it holds (what nvidia-smi shows) and,
+	 * of those, the bytes of live tensors */
+	GW_COUNTER_ALLOCATOR_RESERVED = 1,
+	GW_COUNTER_ALLOCATOR_ALLOCATED = 2,
 };
 
 enum gw_module_event {
@@ -355,6 +398,9 @@ enum gw_mem_kind {
 	GW_MEM_MANAGED = 3,
 	GW_MEM_HOST_PINNED = 4,
 	GW_MEM_VMM = 5, /* cuMemCreate */
+	/* a block of a framework's caching allocator: it lives inside device memory the
+	 * allocator already holds, so it is not device memory of its own */
+	GW_MEM_TENSOR = 6,
 };
 
 enum gw_drop_source {

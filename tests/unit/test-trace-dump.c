@@ -44,9 +44,10 @@ static void test_lines(void **state)
 	free(s);
 
 	rec.type = GW_REC_STACK;
+	rec.version = GW_REC_STACK_VERSION;
 	rec.stack = (struct gw_rec_stack){.id = 2, .ips = {ips, 2}};
 	s = dump_one(&rec);
-	assert_string_equal(s, "STACK id=2 ips=[0x401000,0x7f0000001234]");
+	assert_string_equal(s, "STACK id=2 ips=[0x401000,0x7f0000001234] ips_kind=0");
 	free(s);
 
 	rec.type = GW_REC_DROPS;
@@ -79,7 +80,7 @@ static void test_trace(void **state)
 	assert_true(gw_emit(GW_REC_SYNC, &sy));
 	assert_int_equal(gw_writer_stop(false, 0), 0);
 	f = open_memstream(&text, &size);
-	assert_int_equal(gw_dump_trace(path, f), 0);
+	assert_int_equal(gw_dump_trace(path, NULL, f), 0);
 	fclose(f);
 	assert_string_equal(
 		text, "HEADER format_version=1 flags=0 pid=4242 ppid=1 rank=-1 clock_id=4 "

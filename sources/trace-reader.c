@@ -44,7 +44,7 @@ struct gw_slot {
 };
 
 /* Where frames come from: owned by the decompression thread when there is one. */
-struct gw_source {
+struct gw_frame_input {
 	int fd; /* -1 for a memory reader */
 	const uint8_t *mem;
 	size_t mem_size;
@@ -59,7 +59,7 @@ struct gw_source {
 };
 
 struct gw_reader {
-	struct gw_source src;
+	struct gw_frame_input src;
 	uint64_t bytes_read, file_size;
 
 	/* the frame being decoded: a slot's buffer */
@@ -132,7 +132,7 @@ static ssize_t read_full(int fd, uint8_t *p, size_t n)
 }
 
 /* The first n bytes after the position in the file or buffer; fewer at the end. */
-static ssize_t take(struct gw_source *src, uint8_t *dst, size_t n)
+static ssize_t take(struct gw_frame_input *src, uint8_t *dst, size_t n)
 {
 	ssize_t got;
 
@@ -251,7 +251,7 @@ static int start_thread(struct gw_reader *r)
 
 static int reader_init(struct gw_reader *r, enum gw_reader_mode mode)
 {
-	struct gw_source *src = &r->src;
+	struct gw_frame_input *src = &r->src;
 	int err;
 
 	err = read_file_header(r);
@@ -357,7 +357,7 @@ int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret)
 }
 
 /* More compressed input; false at the end of the file. */
-static int refill(struct gw_source *src)
+static int refill(struct gw_frame_input *src)
 {
 	ssize_t got;
 
@@ -381,7 +381,7 @@ static int refill(struct gw_source *src)
  * reads on, and makes the slot as large as the frame header says; then zstd decodes the frame
  * in one pass straight into the slot, without its window buffer and the copy out of it.
  */
-static int prepare(struct gw_source *src, struct gw_slot *s)
+static int prepare(struct gw_frame_input *src, struct gw_slot *s)
 {
 	size_t left = src->zin.size - src->zin.pos, z;
 	unsigned long long content;
@@ -416,7 +416,7 @@ static int prepare(struct gw_source *src, struct gw_slot *s)
 }
 
 /* The 4 bytes before the input position, part of them from before the last read. */
-static uint32_t last_le32(const struct gw_source *src)
+static uint32_t last_le32(const struct gw_frame_input *src)
 {
 	const uint8_t *p = (const uint8_t *)src->zin.src;
 	uint8_t b[4];
@@ -437,7 +437,7 @@ static bool stopping(struct gw_reader *r)
 /* Decompresses the next whole frame into s->buf: 1, 0 at the end, or -errno. */
 static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 {
-	struct gw_source *src = &r->src;
+	struct gw_frame_input *src = &r->src;
 	bool started = false;
 	int err;
 
