@@ -322,9 +322,6 @@ struct gw_record {
 enum gw_header_flags {
 	GW_HEADER_STACKS = 1u << 0, /* stacks were captured */
 	GW_HEADER_FORKED = 1u << 1, /* this process is a fork child of ppid */
-	/* allocations were not recorded (an imported profile without memory events): the memory
-	 * dimension is unknown, not low */
-	GW_HEADER_NO_MEMORY = 1u << 2,
 };
 
 enum gw_footer_flags {
