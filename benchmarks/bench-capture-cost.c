@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "intern.h"
-#include "runtime.h"
+#include "capture-state.h"
+#include "config.h"
 #include "stacks.h"
 #include "subscriber.h"
 #include "trace-writer.h"
@@ -113,8 +114,11 @@ int main(int argc, char **argv)
 	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
 	unsigned n = argc > 1 && !strcmp(argv[1], "--quick") ? 20000 : 200000;
 	double launch_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
+	const char *invalid;
+	struct gw_config cfg;
 
-	gw_runtime_configure(); /* GPUWHY_STACKS as set, default on */
+	gw_config_from_env(&cfg, &invalid); /* GPUWHY_STACKS as set, default on */
+	gw_stacks_on = cfg.stacks;
 	opt.fd = mkstemp(path);
 	if (opt.fd < 0 || gw_intern_init() < 0 || gw_writer_start(&opt, &hdr) < 0) {
 		perror("bench-capture-cost: setup");

@@ -4,9 +4,9 @@
 #include <gpuwhy/trace-format.h>
 
 #include "clock.h"
+#include "capture-state.h"
 #include "subscriber.h"
 #include "intern.h"
-#include "runtime.h"
 #include "stacks.h"
 #include "trace-writer.h"
 

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* libgpuwhy.so's entry points: the preload constructor and destructor, and InitializeInjection. */
-#include "runtime.h"
+#include "lifecycle.h"
 
 __attribute__((constructor)) static void preload_init(void)
 {
-	gw_runtime_preload();
+	gw_lifecycle_preload();
 }
 
 __attribute__((destructor)) static void preload_fini(void)
 {
-	gw_runtime_exit();
+	gw_lifecycle_exit();
 }
 
 /* The CUDA driver's injection entry point (CUDA_INJECTION64_PATH): called once, at CUDA
@@ -18,6 +18,6 @@ __attribute__((destructor)) static void preload_fini(void)
 __attribute__((visibility("default"))) int InitializeInjection(void);
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
-	gw_runtime_injection();
+	gw_lifecycle_injection();
 	return 1;
 }

@@ -15,7 +15,8 @@
 #include <cmocka.h>
 
 #include "intern.h"
-#include "runtime.h"
+#include "capture-state.h"
+#include "config.h"
 #include "subscriber.h"
 #include "trace-reader.h"
 #include "trace-writer.h"
@@ -308,6 +309,10 @@ int main(void)
 		cmocka_unit_test(test_every_row),
 	};
 
-	gw_runtime_configure();
+	struct gw_config cfg;
+	const char *invalid;
+
+	gw_config_from_env(&cfg, &invalid);
+	gw_stacks_on = cfg.stacks;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

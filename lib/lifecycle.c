@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Entry points (preload constructor, InitializeInjection) and the capture's lifecycle:
  * start once, fork children, thread names, exit, SIGTERM/SIGINT. */
-#include "runtime.h"
+#include "lifecycle.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <gpuwhy/trace-format.h>
 
 #include "subscriber.h"
+#include "capture-state.h"
 #include "clock.h"
 #include "config.h"
 #include "intern.h"
@@ -32,8 +33,6 @@
  * older than about twice this survives a SIGKILL. */
 #define WRITER_FLUSH_NS 50000000ull
 #define SIGNAL_FLUSH_NS 200000000ull
-
-_Atomic bool gw_capture_on;
 
 static struct gw_config config;
 static bool config_loaded;
@@ -51,10 +50,11 @@ static _Atomic bool exit_pending; /* atexit to register at the first event, afte
 static char trace_path[PATH_MAX];
 static int trace_fd = -1; /* owned by the writer; only fstat'ed here */
 static struct sigaction previous_term, previous_int;
-static __thread __attribute__((tls_model("initial-exec"))) uint64_t thread_tid;
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void at_exit(void);
+static bool wake(void);
+static void thread_first_event(void);
 
 /* One line on stderr; only at start, at exit and on failures, never on the event path. */
 static void say(const char *fmt, ...)
@@ -87,32 +87,19 @@ static void load_config(void)
 	if (config_loaded)
 		return;
 	config_loaded = true;
+	gw_lifecycle = (struct gw_lifecycle_hooks){.wake = wake, .thread_first_event = thread_first_event};
 	r = gw_config_from_env(&config, &invalid);
 	gw_stacks_on = config.stacks;
 	if (r < 0)
 		say("ignoring invalid %s=%s", invalid, secure_getenv(invalid));
 }
 
-bool gw_stacks_on;
-
-uint64_t gw_thread_id(void)
+/* A thread's first event: the exit handler the constructor could not register is due now
+ * (main has begun). */
+static void thread_first_event(void)
 {
-	struct gw_rec_thread rec;
-	char name[17] = "";
-
-	if (thread_tid)
-		return thread_tid;
 	if (atomic_exchange(&exit_pending, false))
 		atexit(at_exit);
-	thread_tid = (uint64_t)syscall(SYS_gettid);
-	prctl(PR_GET_NAME, name);
-	rec = (struct gw_rec_thread){
-		.time_ns = gw_now_ns(),
-		.tid = thread_tid,
-		.name = {(const uint8_t *)name, (uint32_t)strlen(name)},
-	};
-	gw_emit(GW_REC_THREAD, &rec);
-	return thread_tid;
 }
 
 static void note(unsigned level, const char *text)
@@ -226,7 +213,7 @@ static void atfork_child(void)
 	}
 	gw_cupti_flusher_forget();
 	pthread_mutex_init(&start_lock, NULL);
-	thread_tid = 0;
+	gw_thread_id_fork_child();
 }
 
 static size_t read_cmdline(char *buf, size_t size)
@@ -359,7 +346,7 @@ static void start_locked(bool child)
 	debug(1, "tracing into %s", trace_path);
 }
 
-void gw_runtime_start(void)
+void gw_lifecycle_start(void)
 {
 	pthread_mutex_lock(&start_lock);
 	if (!start_attempted) {
@@ -369,7 +356,8 @@ void gw_runtime_start(void)
 	pthread_mutex_unlock(&start_lock);
 }
 
-bool gw_runtime_wake(void)
+/* gw_lifecycle.wake: a fork child of a capturing parent starts its trace at its first event. */
+static bool wake(void)
 {
 	if (!atomic_load_explicit(&child_pending, memory_order_relaxed))
 		return false;
@@ -403,7 +391,7 @@ static bool is_self(const char *path)
  * right moment, so the library names itself in CUDA_INJECTION64_PATH and waits for
  * InitializeInjection. If another tool already owns that variable, start now.
  */
-void gw_runtime_preload(void)
+void gw_lifecycle_preload(void)
 {
 	const char *injection = secure_getenv("CUDA_INJECTION64_PATH");
 	static char self_path[PATH_MAX];
@@ -419,35 +407,35 @@ void gw_runtime_preload(void)
 	}
 	if (injection || gw_cudart_loaded()) {
 		in_constructor = true;
-		gw_runtime_start();
+		gw_lifecycle_start();
 		in_constructor = false;
 		return;
 	}
 	/* Absolute, so that children in other directories find it too. */
-	if (dladdr((void *)gw_runtime_preload, &di) && di.dli_fname &&
+	if (dladdr((void *)gw_lifecycle_preload, &di) && di.dli_fname &&
 	    realpath(di.dli_fname, self_path)) {
 		setenv("CUDA_INJECTION64_PATH", self_path, 0);
 		debug(1, "no libcudart yet: deferring to InitializeInjection");
 		return;
 	}
 	in_constructor = true;
-	gw_runtime_start();
+	gw_lifecycle_start();
 	in_constructor = false;
 }
 
-void gw_runtime_configure(void)
+void gw_lifecycle_configure(void)
 {
 	load_config();
 }
 
-void gw_runtime_exit(void)
+void gw_lifecycle_exit(void)
 {
 	at_exit();
 }
 
-void gw_runtime_injection(void)
+void gw_lifecycle_injection(void)
 {
 	load_config();
 	if (!config.disable)
-		gw_runtime_start();
+		gw_lifecycle_start();
 }

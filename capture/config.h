@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* libgpuwhy.so settings, read once from the environment (table: lib/settings.def). */
+/* libgpuwhy.so settings, read once from the environment (table: capture/settings.def). */
 #pragma once
 
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Reads the GPUWHY_* environment settings described by lib/settings.def. */
+/* Reads the GPUWHY_* environment settings described by capture/settings.def. */
 #include "config.h"
 
 #include <errno.h>
