@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer-internal.h"
+#include "model.h"
 
 #define GW_ADVICE_MIN_SHARE 0.02 /* buckets under 2% of SM-time get no recommendation */
 

@@ -1,16 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* SM-time accounting (DESIGN "Attribution"): states A/B/C, chains, the gap rules, sync debt. */
+/* Stage 4, attribute: the SM-time accounting of doc/causes.md — states A/B/C, the gap rules,
+ * sync debt — with the per-name kernel and tiny-kernel tallies and the drawing bins. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analyzer-internal.h"
+#include "model.h"
 
-#define GW_CHAIN_MAX_FILL    0.5
-#define GW_CHAIN_MAX_PERIOD  4
-#define GW_CHAIN_MIN_REPEATS 16
-#define GW_FUSION_MAX	     8
-#define GW_INCALL_SCAN	     512
+#define GW_INCALL_SCAN 512
 
 /* A direct-mapped cache in front of a hash map of per-name accumulators: loops cycle
  * through a few names, and the hash lookup per kernel is the costliest step of a pass. */
@@ -57,17 +54,6 @@ struct gw_sweep {
 	struct gw_name_cache tiny_cache, kstat_cache;
 };
 
-static int cmp_stream_idx(const void *x, const void *y, void *ctx)
-{
-	const struct gw_op *ops = ctx;
-	const struct gw_op *p = &ops[*(const uint32_t *)x];
-	const struct gw_op *q = &ops[*(const uint32_t *)y];
-
-	if (p->stream != q->stream)
-		return p->stream < q->stream ? -1 : 1;
-	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
-}
-
 static int cmp_sync_ev(const void *x, const void *y, void *ctx)
 {
 	const struct gw_sync_ev *p = x, *q = y;
@@ -76,167 +62,6 @@ static int cmp_sync_ev(const void *x, const void *y, void *ctx)
 	if (p->dev != q->dev)
 		return p->dev < q->dev ? -1 : 1;
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
-}
-
-/* Binary min-heap of op indices keyed by end time. */
-struct gw_heap {
-	uint32_t *v;
-	size_t n;
-};
-
-static void heap_push(struct gw_heap *h, const struct gw_op *ops, uint32_t x)
-{
-	size_t i = h->n++;
-
-	while (i) {
-		size_t p = (i - 1) / 2;
-
-		if (ops[h->v[p]].end_ns <= ops[x].end_ns)
-			break;
-		h->v[i] = h->v[p];
-		i = p;
-	}
-	h->v[i] = x;
-}
-
-static uint32_t heap_pop(struct gw_heap *h, const struct gw_op *ops)
-{
-	uint32_t top = h->v[0], x = h->v[--h->n];
-	size_t i = 0;
-
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && ops[h->v[c + 1]].end_ns < ops[h->v[c]].end_ns)
-			c++;
-		if (ops[x].end_ns <= ops[h->v[c]].end_ns)
-			break;
-		h->v[i] = h->v[c];
-		i = c;
-	}
-	if (h->n)
-		h->v[i] = x;
-	return top;
-}
-
-/* Marks kernels overlapped by a kernel of another stream (only called when the device ran
- * kernels on more than one stream). */
-static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
-{
-	h->n = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (ops[i].kind != GW_OP_KERNEL)
-			continue;
-		while (h->n && ops[h->v[0]].end_ns <= ops[i].start_ns)
-			heap_pop(h, ops);
-		for (size_t k = 0; k < h->n; k++) {
-			struct gw_op *o = &ops[h->v[k]];
-
-			if (o->stream != ops[i].stream) {
-				o->flags |= GW_OPF_OVERLAP;
-				ops[i].flags |= GW_OPF_OVERLAP;
-			}
-		}
-		heap_push(h, ops, (uint32_t)i);
-	}
-	h->n = 0;
-}
-
-/* Chain detection on one stream's candidate segment idx[s..e): repeats of period 1-4. */
-static void mark_chain_segment(struct gw_op *ops, const uint32_t *idx, size_t s, size_t e)
-{
-	for (size_t p = 1; p <= GW_CHAIN_MAX_PERIOD; p++) {
-		size_t j = s;
-
-		if (e - s < GW_CHAIN_MIN_REPEATS * p)
-			break;
-		for (size_t i = s + p; i <= e; i++) {
-			if (i < e && ops[idx[i]].name_id == ops[idx[i - p]].name_id)
-				continue;
-			/* The stretch [j, i) repeats with period p. */
-			if (i - j >= GW_CHAIN_MIN_REPEATS * p)
-				for (size_t k = j; k < i; k++)
-					ops[idx[k]].flags |= GW_OPF_CHAIN;
-			j = i - p + 1;
-		}
-	}
-}
-
-static int fusion_add(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
-		      const struct gw_op *ops, const uint32_t *idx, size_t s, unsigned len,
-		      unsigned period, uint64_t occ)
-{
-	uint64_t h1 = 1469598103934665603ull, h2 = period;
-	struct gw_fusion_acc *f;
-	uint64_t *v;
-	unsigned ci;
-	bool fresh;
-
-	for (unsigned k = 0; k < period; k++) {
-		h1 = (h1 ^ ops[idx[s + k]].name_id) * 1099511628211ull;
-		h2 = h2 * 31 + ops[idx[s + k]].name_id;
-	}
-	ci = (unsigned)(((h1 ^ trace) * 0x9E3779B97F4A7C15ull ^ h2) >> 58);
-	if (!fc->idx[ci] || fc->k1[ci] != (h1 ^ trace) || fc->k2[ci] != h2) {
-		v = gw_hmap_get(&a->fusion_map, h1 ^ trace, h2, &fresh);
-		if (!v)
-			return -ENOMEM;
-		if (fresh) {
-			f = gw_vec_push(&a->fusion, sizeof(*f));
-			if (!f)
-				return -ENOMEM;
-			f->trace = (uint16_t)trace;
-			f->n = (uint8_t)period;
-			for (unsigned k = 0; k < period; k++)
-				f->names[k] = ops[idx[s + k]].name_id;
-			if (ops[idx[s]].api != UINT32_MAX)
-				f->stack_id =
-					((struct gw_api *)a->apis.data)[ops[idx[s]].api].stack_id;
-			*v = a->fusion.len;
-		}
-		fc->k1[ci] = h1 ^ trace;
-		fc->k2[ci] = h2;
-		fc->idx[ci] = (uint32_t)*v;
-	}
-	f = &((struct gw_fusion_acc *)a->fusion.data)[fc->idx[ci] - 1];
-	f->occurrences += occ;
-	for (unsigned k = 0; k < len; k++) {
-		const struct gw_op *o = &ops[idx[s + k]];
-
-		f->kernel_ns += o->end_ns - o->start_ns;
-		/* Idle time between members of one occurrence (not between occurrences). */
-		if (k % period && o->start_ns > ops[idx[s + k - 1]].end_ns)
-			f->saved_ns += o->start_ns - ops[idx[s + k - 1]].end_ns;
-	}
-	return 0;
-}
-
-/* Fusion candidates in one stream's run of consecutive tiny kernels idx[s..e). */
-static int fusion_run(struct gw_analyzer *a, struct gw_fusion_cache *fc, unsigned trace,
-		      const struct gw_op *ops, const uint32_t *idx, size_t s, size_t e)
-{
-	size_t len = e - s;
-
-	if (len < 2)
-		return 0;
-	for (unsigned p = 1; p <= GW_FUSION_MAX && 2 * p <= len; p++) {
-		size_t i;
-
-		for (i = s + p; i < e; i++)
-			if (ops[idx[i]].name_id != ops[idx[i - p]].name_id)
-				break;
-		if (i < e)
-			continue;
-		/* Period p: one kernel repeated is fused in pairs at least. */
-		unsigned q = p == 1 ? 2 : p;
-
-		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)(len / q * q), q, len / q);
-	}
-	if (len <= GW_FUSION_MAX)
-		return fusion_add(a, fc, trace, ops, idx, s, (unsigned)len, (unsigned)len, 1);
-	return 0;
 }
 
 /* Per-name kernel statistics, one kernel at a time (after chain detection). */
@@ -279,66 +104,6 @@ static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, ui
 	k->unfilled_sm_ns += dur * (1 - fill) * w->sms;
 	if (o->flags & GW_OPF_CHAIN)
 		k->chain_count++;
-	return 0;
-}
-
-int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
-		 size_t m, struct gw_runs *st)
-{
-	struct gw_op *ops = (struct gw_op *)a->ops.data + d->op_begin;
-	const struct gw_op *o = i < m ? &ops[idx[i]] : NULL;
-	bool fresh_stream = !o || (i && o->stream != ops[idx[i - 1]].stream);
-	bool cand = o && o->fill < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
-	bool tiny = o && (o->flags & GW_OPF_TINY);
-	int r;
-
-	if (st->chain != SIZE_MAX && (!cand || fresh_stream)) {
-		mark_chain_segment(ops, idx, st->chain, i);
-		st->chain = SIZE_MAX;
-	}
-	if (cand && st->chain == SIZE_MAX)
-		st->chain = i;
-	if (st->tiny != SIZE_MAX && (!tiny || fresh_stream)) {
-		if ((r = fusion_run(a, &st->fc, d->r.trace, ops, idx, st->tiny, i)) < 0)
-			return r;
-		st->tiny = SIZE_MAX;
-	}
-	if (tiny && st->tiny == SIZE_MAX)
-		st->tiny = i;
-	return 0;
-}
-
-/* Per-stream passes over one device's kernels: chains (maximal runs of under-filled,
- * non-overlapped kernels of one stream) and fusion candidates (runs of tiny kernels of one
- * stream), both found in one walk. */
-static int stream_passes(struct gw_analyzer *a, struct gw_dev_st *d, struct gw_op *ops, size_t n,
-			 uint32_t *idx, bool streams)
-{
-	struct gw_runs st = {.chain = SIZE_MAX, .tiny = SIZE_MAX};
-	size_t m = 0;
-	int r;
-
-	if (!streams) {
-		/* One stream: start order is already (stream, start) order, and the walk builds
-		 * the kernel index as it goes (runs only look back). */
-		for (size_t i = 0; i < n; i++) {
-			if (ops[i].kind != GW_OP_KERNEL)
-				continue;
-			idx[m] = (uint32_t)i;
-			if ((r = gw_runs_step(a, d, idx, m, SIZE_MAX, &st)) < 0)
-				return r;
-			m++;
-		}
-		return gw_runs_step(a, d, idx, m, m, &st);
-	}
-	for (size_t i = 0; i < n; i++)
-		if (ops[i].kind == GW_OP_KERNEL)
-			idx[m++] = (uint32_t)i;
-	if (gw_sort_r(idx, m, sizeof(*idx), cmp_stream_idx, ops) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i <= m; i++)
-		if ((r = gw_runs_step(a, d, idx, i, m, &st)) < 0)
-			return r;
 	return 0;
 }
 
@@ -628,7 +393,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			t = tn;
 		}
 		if (h->n && ne <= ns) {
-			const struct gw_op *o = &ops[heap_pop(h, ops)];
+			const struct gw_op *o = &ops[gw_heap_pop(h, ops)];
 
 			if (o->kind == GW_OP_KERNEL) {
 				cls_fill[o->cls] -= o->fill;
@@ -658,7 +423,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			} else {
 				ncp++;
 			}
-			heap_push(h, ops, (uint32_t)i++);
+			gw_heap_push(h, ops, (uint32_t)i++);
 		}
 	}
 	memcpy(w->d->r.sm_ns, w->sm_ns, sizeof(w->sm_ns));
@@ -728,14 +493,12 @@ int gw_attribute(struct gw_analyzer *a)
 	struct gw_dev_st *devs = a->devs.data;
 	struct gw_vec evs = {0};
 	struct gw_heap h = {0};
-	uint32_t *idx = NULL;
 	size_t se = 0;
 	int r;
 
 	if ((r = collect_syncs(a, &evs)) < 0)
 		goto out;
 	h.v = malloc((a->ops.len + 1) * sizeof(*h.v));
-	idx = a->kidx;
 	if (!h.v) {
 		r = -ENOMEM;
 		goto out;
@@ -763,11 +526,7 @@ int gw_attribute(struct gw_analyzer *a)
 		}
 		w.sms = (double)dv->lim.sm_count;
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
-		if (dv->streams)
-			mark_overlaps(ops + dv->op_begin, n, &h);
-		if ((!dv->runs_done &&
-		     (r = stream_passes(a, dv, ops + dv->op_begin, n, idx, dv->streams)) < 0) ||
-		    (r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
+		if ((r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;
 	}
 	/* Bins: SM-weighted means. */

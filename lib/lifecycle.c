@@ -87,7 +87,8 @@ static void load_config(void)
 	if (config_loaded)
 		return;
 	config_loaded = true;
-	gw_lifecycle = (struct gw_lifecycle_hooks){.wake = wake, .thread_first_event = thread_first_event};
+	gw_lifecycle =
+		(struct gw_lifecycle_hooks){.wake = wake, .thread_first_event = thread_first_event};
 	r = gw_config_from_env(&config, &invalid);
 	gw_stacks_on = config.stacks;
 	if (r < 0)

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* The analyzer's compact event tables, shared by its collection, attribution and advice parts. */
+/*
+ * The analysis's internal model: the compact tables collect (stage 1) fills and the later
+ * stages read and annotate, in order: join, runs, attribute, memory, results, sites, advice.
+ * A stage reads what the stages before it left in the model; none calls back into an
+ * earlier stage's file. model.c holds the lookups every stage may use.
+ */
 #pragma once
 
 #include "analysis.h"
@@ -73,6 +78,7 @@ struct gw_trace_st {
 	struct gw_vec stacks;	   /* struct gw_stack */
 	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
+	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
 	uint64_t max_launch_ns; /* longest launch call: bounds the in-call search */
@@ -182,19 +188,90 @@ static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
 {
 	return i < a->traces.len ? &((struct gw_trace_st *)a->traces.data)[i] : NULL;
 }
-/* The name of string id in trace, or NULL. */
-const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id);
-/* Fills a site from a trace's stack id (symbolized on first use). */
-int gw_an_site(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site);
 
-/* Position i of idx, device-relative kernel indices of device d in (stream, start) order, or
- * the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment and tiny
- * run that position i ends (marking chains, adding fusion candidates), opens those it starts.
- * Needs the ops' fill and api and the TINY and OVERLAP flags of positions up to i. */
+/* Device table index for (trace, device id), created on first sight with assumed limits.
+ * Returns the index or -errno. */
+int gw_an_device(struct gw_analyzer *a, unsigned trace, uint64_t id);
+
+/* The string entry of id in trace t, or NULL. */
+struct gw_string_ent *gw_an_string_ent(const struct gw_trace_st *t, uint64_t id);
+
+/* The text of string id in trace, or NULL. */
+const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id);
+
+/* Binary min-heap of op indices keyed by end time: the operations running at an instant. */
+/* Binary min-heap of op indices keyed by end time. */
+struct gw_heap {
+	uint32_t *v;
+	size_t n;
+};
+
+static inline void gw_heap_push(struct gw_heap *h, const struct gw_op *ops, uint32_t x)
+{
+	size_t i = h->n++;
+
+	while (i) {
+		size_t p = (i - 1) / 2;
+
+		if (ops[h->v[p]].end_ns <= ops[x].end_ns)
+			break;
+		h->v[i] = h->v[p];
+		i = p;
+	}
+	h->v[i] = x;
+}
+
+static inline uint32_t gw_heap_pop(struct gw_heap *h, const struct gw_op *ops)
+{
+	uint32_t top = h->v[0], x = h->v[--h->n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= h->n)
+			break;
+		if (c + 1 < h->n && ops[h->v[c + 1]].end_ns < ops[h->v[c]].end_ns)
+			c++;
+		if (ops[x].end_ns <= ops[h->v[c]].end_ns)
+			break;
+		h->v[i] = h->v[c];
+		i = c;
+	}
+	if (h->n)
+		h->v[i] = x;
+	return top;
+}
+
+/* The stages, in the order gw_analyzer_finish runs them; each returns >= 0 or -errno. */
+
+/* join.c: sorts ops, apis and memory events; joins each op to its API call (op.api),
+ * classifies kernels (op.cls), computes their fill and TINY flag, marks pageable async copies
+ * as syncs, sets each device's op slice and window. With every device's kernels in add order
+ * on one stream, runs (below) are found in the same walk (dev.runs_done). */
+int gw_join(struct gw_analyzer *a);
+
+/* runs.c: position i of idx, device-relative kernel indices of device d in (stream, start)
+ * order, or the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment
+ * and tiny run that position i ends (marking chains, adding fusion candidates), opens those it
+ * starts. Needs the ops' fill and api and the TINY and OVERLAP flags of positions up to i. */
 int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx, size_t i,
 		 size_t m, struct gw_runs *st);
+/* runs.c: OVERLAP flags, and chains and fusion candidates of the devices join left for it. */
+int gw_find_runs(struct gw_analyzer *a);
 
-/* Attribution (attribute.c): fills op flags, per-device buckets, sites, bins and gaps. */
+/* attribute.c: the sweep of each device: per-device buckets, sync sites' waits and exposure,
+ * kernel and tiny-kernel tallies, bins and gaps. */
 int gw_attribute(struct gw_analyzer *a);
-/* Recommendations (advice.c) from the finished numbers in a->res. */
+
+/* memory.c: live bytes, peaks, growth, allocation sites, never-freed. */
+int gw_account_memory(struct gw_analyzer *a);
+
+/* results.c: trace and device rows, counts, the merged breakdown, warnings. */
+int gw_build_results(struct gw_analyzer *a);
+
+/* sites.c: the ranked site lists, symbolized. */
+int gw_build_sites(struct gw_analyzer *a);
+
+/* advice.c: recommendations from the finished numbers in a->res. */
 int gw_advise(struct gw_analyzer *a);

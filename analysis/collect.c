@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/* Stage 1, collect: decoded records into the model's compact tables, in any order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path)
+{
+	struct gw_trace_st *t;
+
+	if (a->traces.len >= UINT16_MAX)
+		return -E2BIG;
+	t = gw_vec_push(&a->traces, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->info.rank = -1;
+	t->info.path = strdup(path ? path : "-");
+	return t->info.path ? 0 : -ENOMEM;
+}
+
+void gw_analyzer_end_trace(struct gw_analyzer *a, bool truncated, bool clean_exit)
+{
+	struct gw_trace_st *t = gw_an_trace(a, (unsigned)a->traces.len - 1);
+
+	if (!t)
+		return;
+	t->info.truncated = truncated;
+	t->reader_said_clean = clean_exit;
+	t->have_end_status = true;
+}
+
+static struct gw_trace_st *cur_trace(struct gw_analyzer *a)
+{
+	if (!a->traces.len && gw_analyzer_begin_trace(a, NULL) < 0)
+		return NULL;
+	return gw_an_trace(a, (unsigned)a->traces.len - 1);
+}
+
+static char *bytes_dup(struct gw_bytes b)
+{
+	char *s = malloc(b.len + 1u);
+
+	if (!s)
+		return NULL;
+	if (b.len)
+		memcpy(s, b.data, b.len);
+	s[b.len] = '\0';
+	return s;
+}
+
+static int add_device(struct gw_analyzer *a, unsigned trace, const struct gw_rec_device *r)
+{
+	int di = gw_an_device(a, trace, r->device);
+	struct gw_dev_st *d;
+
+	if (di < 0)
+		return di;
+	d = &((struct gw_dev_st *)a->devs.data)[di];
+	free(d->r.name);
+	d->r.name = bytes_dup(r->name);
+	if (!d->r.name)
+		return -ENOMEM;
+	d->r.described = true;
+	if (r->sm_count)
+		d->lim.sm_count = r->sm_count;
+	if (r->max_threads_per_sm)
+		d->lim.max_threads_per_sm = r->max_threads_per_sm;
+	if (r->max_blocks_per_sm)
+		d->lim.max_blocks_per_sm = r->max_blocks_per_sm;
+	if (r->regs_per_sm)
+		d->lim.regs_per_sm = r->regs_per_sm;
+	if (r->smem_per_sm_bytes)
+		d->lim.smem_per_sm_bytes = r->smem_per_sm_bytes;
+	if (r->warp_size)
+		d->lim.warp_size = r->warp_size;
+	d->r.sm_count = d->lim.sm_count;
+	d->r.memory_total_bytes = r->memory_total_bytes;
+	return 0;
+}
+
+/* The table slot for an id, created on first sight (ids are arbitrary u64, not dense). */
+static void *id_slot(struct gw_hmap *map, struct gw_vec *vec, size_t elem, uint64_t id)
+{
+	bool fresh;
+	uint64_t *v = gw_hmap_get(map, 0, id, &fresh);
+
+	if (!v)
+		return NULL;
+	if (fresh) {
+		if (!gw_vec_push(vec, elem)) {
+			gw_hmap_del(map, 0, id);
+			return NULL;
+		}
+		*v = vec->len;
+	}
+	return (char *)vec->data + (*v - 1) * elem;
+}
+
+static int add_string(struct gw_trace_st *t, const struct gw_rec_string *r)
+{
+	struct gw_string_ent *e;
+
+	if (!r->id)
+		return 0;
+	e = id_slot(&t->string_map, &t->strings, sizeof(*e), r->id);
+	if (!e)
+		return -ENOMEM;
+	free(e->text);
+	e->cls = 0;
+	e->text = bytes_dup(r->text);
+	return e->text ? 0 : -ENOMEM;
+}
+
+static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
+{
+	struct gw_stack *s;
+
+	if (!r->id)
+		return 0;
+	s = id_slot(&t->stack_map, &t->stacks, sizeof(*s), r->id);
+	if (!s)
+		return -ENOMEM;
+	free(s->ips);
+	s->depth = 0;
+	s->ips = malloc((r->ips.depth ? r->ips.depth : 1) * sizeof(uint64_t));
+	if (!s->ips)
+		return -ENOMEM;
+	if (r->ips.depth)
+		memcpy(s->ips, r->ips.ips, r->ips.depth * sizeof(uint64_t));
+	s->depth = r->ips.depth;
+	return 0;
+}
+
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+/* A GPU record CUPTI could not time has 0 for both start and end: it ran, so it is counted,
+ * but placing it at time 0 would stretch the device's window back to the clock's origin. */
+static bool untimed(struct gw_trace_st *t, uint64_t start_ns, uint64_t end_ns)
+{
+	if (start_ns || end_ns)
+		return false;
+	t->info.untimed_gpu_ops++;
+	return true;
+}
+
+static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t device, uint64_t stream,
+		  uint64_t corr, uint64_t start, uint64_t end)
+{
+	int di = gw_an_device(a, trace, device);
+	struct gw_op *op;
+
+	if (di < 0)
+		return di;
+	op = gw_vec_push(&a->ops, sizeof(*op));
+	if (!op)
+		return -ENOMEM;
+	op->start_ns = start;
+	op->end_ns = end < start ? start : end;
+	op->corr = corr;
+	op->stream = clamp32(stream);
+	op->dev = (uint16_t)di;
+	op->kind = (uint8_t)kind;
+	/* Noted while the previous op is still in cache: finish then skips a pass over all. */
+	if (a->ops.len > 1 &&
+	    (op[-1].dev > op->dev || (op[-1].dev == op->dev && op[-1].start_ns > op->start_ns)))
+		a->ops_unsorted = true;
+	return 0;
+}
+
+static int add_api(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		   const struct gw_rec_api *r)
+{
+	struct gw_api *p;
+
+	switch (r->category) {
+	case GW_API_LAUNCH:
+	case GW_API_GRAPH_LAUNCH:
+		t->info.counts.launches++;
+		if (r->end_ns > r->start_ns && r->end_ns - r->start_ns > t->max_launch_ns)
+			t->max_launch_ns = r->end_ns - r->start_ns;
+		break;
+	case GW_API_MEMCPY:
+	case GW_API_MEMSET:
+		if (r->end_ns > r->start_ns && r->end_ns - r->start_ns > t->max_launch_ns)
+			t->max_launch_ns = r->end_ns - r->start_ns;
+		break;
+	default:
+		if (r->sync_kind == GW_SYNC_NONE)
+			return 0; /* never waits, issues no GPU work: not needed */
+	}
+	if (r->sync_kind != GW_SYNC_NONE || r->category == GW_API_MEMCPY) {
+		uint32_t *ix = gw_vec_push(&a->sync_apis, sizeof(*ix));
+
+		if (!ix)
+			return -ENOMEM;
+		*ix = (uint32_t)a->apis.len;
+	}
+	p = gw_vec_push(&a->apis, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->corr = r->correlation;
+	p->start_ns = r->start_ns;
+	p->end_ns = r->end_ns < r->start_ns ? r->start_ns : r->end_ns;
+	p->tid = (uint32_t)r->tid;
+	p->stack_id = clamp32(r->stack_id);
+	p->name_id = clamp32(r->name_id);
+	p->trace = (uint16_t)trace;
+	p->device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device;
+	p->category = (uint8_t)r->category;
+	p->sync_kind = r->sync_kind > GW_SYNC_IMPLICIT ? GW_SYNC_EXPLICIT : (uint8_t)r->sync_kind;
+	if (a->apis.len > 1 &&
+	    (p[-1].trace > p->trace || (p[-1].trace == p->trace && p[-1].corr > p->corr)))
+		a->apis_unsorted = true;
+	return 0;
+}
+
+static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		      const struct gw_rec_memory *r)
+{
+	struct gw_mev *m;
+
+	if (r->op == GW_MEMORY_ALLOC)
+		t->info.counts.allocations++;
+	else if (r->op == GW_MEMORY_FREE)
+		t->info.counts.frees++;
+	else
+		return 0;
+	m = gw_vec_push(&a->mevs, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->time_ns = r->time_ns;
+	m->addr = r->address;
+	m->bytes = r->bytes;
+	m->stack_id = clamp32(r->stack_id);
+	m->trace = (uint16_t)trace;
+	m->device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device;
+	m->op = (uint8_t)r->op;
+	m->kind = r->mem_kind > 255 ? 0 : (uint8_t)r->mem_kind;
+	return 0;
+}
+
+int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
+{
+	struct gw_trace_st *t = cur_trace(a);
+	unsigned ti;
+	int r = 0;
+
+	if (!t)
+		return -ENOMEM;
+	if (a->finished)
+		return -EINVAL;
+	ti = (unsigned)a->traces.len - 1;
+	t->info.records++;
+	switch (rec->type) {
+	case GW_REC_HEADER: {
+		const struct gw_rec_header *h = &rec->header;
+
+		t->info.pid = h->pid;
+		t->info.rank = h->rank;
+		free(t->info.command);
+		t->info.command = bytes_dup(h->command);
+		if (!t->info.command)
+			return -ENOMEM;
+		for (uint32_t i = 0; i + 1 < h->command.len; i++)
+			if (t->info.command[i] == '\0')
+				t->info.command[i] = ' ';
+		t->info.records--; /* the header is not counted as a record (footer.records) */
+		break;
+	}
+	case GW_REC_DEVICE:
+		r = add_device(a, ti, &rec->device);
+		break;
+	case GW_REC_STRING:
+		r = add_string(t, &rec->string);
+		break;
+	case GW_REC_STACK:
+		r = add_stack(t, &rec->stack);
+		break;
+	case GW_REC_MODULE: {
+		struct gw_module_rec *m;
+
+		if (rec->module.event != GW_MODULE_LOADED)
+			break;
+		m = gw_vec_push(&t->modules, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		m->path = bytes_dup(rec->module.path);
+		if (!m->path)
+			return -ENOMEM;
+		m->base = rec->module.base;
+		m->start = rec->module.start;
+		m->size = rec->module.size;
+		break;
+	}
+	case GW_REC_API:
+		r = add_api(a, t, ti, &rec->api);
+		break;
+	case GW_REC_KERNEL: {
+		const struct gw_rec_kernel *k = &rec->kernel;
+		struct gw_op *op;
+		uint64_t threads =
+			k->block_x * (k->block_y ? k->block_y : 1) * (k->block_z ? k->block_z : 1);
+
+		t->info.counts.kernels++;
+		if (untimed(t, k->start_ns, k->end_ns))
+			break;
+		r = add_op(a, ti, GW_OP_KERNEL, k->device, k->stream, k->correlation, k->start_ns,
+			   k->end_ns);
+		if (r < 0)
+			return r;
+		op = &((struct gw_op *)a->ops.data)[a->ops.len - 1];
+		op->name_id = clamp32(k->name_id);
+		op->blocks = clamp32(k->grid_x * (k->grid_y ? k->grid_y : 1) *
+				     (k->grid_z ? k->grid_z : 1));
+		op->threads = threads > UINT16_MAX ? UINT16_MAX : (uint16_t)threads;
+		op->regs = k->registers_per_thread > 255 ? 255 : (uint8_t)k->registers_per_thread;
+		op->smem = clamp32(k->static_smem_bytes + k->dynamic_smem_bytes);
+		/* The join's stream test, made here: with the ops in order it lets the join find
+		 * a one-stream device's chains and fusion runs in its own walk. */
+		struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[op->dev];
+
+		if (d->add_first_stream == UINT32_MAX)
+			d->add_first_stream = op->stream;
+		else if (op->stream != d->add_first_stream)
+			d->add_streams = true;
+		break;
+	}
+	case GW_REC_MEMCPY: {
+		const struct gw_rec_memcpy *c = &rec->memcpy;
+
+		t->info.counts.memcpy++;
+		if (untimed(t, c->start_ns, c->end_ns))
+			break;
+		r = add_op(a, ti, GW_OP_MEMCPY, c->device, c->stream, c->correlation, c->start_ns,
+			   c->end_ns);
+		/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by the host. */
+		if (r >= 0 && (c->src_kind == 1 || c->dst_kind == 1))
+			((struct gw_op *)a->ops.data)[a->ops.len - 1].flags |= GW_OPF_PAGEABLE;
+		break;
+	}
+	case GW_REC_MEMSET: {
+		const struct gw_rec_memset *s = &rec->memset;
+
+		t->info.counts.memset++;
+		if (untimed(t, s->start_ns, s->end_ns))
+			break;
+		r = add_op(a, ti, GW_OP_MEMSET, s->device, s->stream, s->correlation, s->start_ns,
+			   s->end_ns);
+		break;
+	}
+	case GW_REC_MEMORY:
+		r = add_memory(a, t, ti, &rec->memory);
+		break;
+	case GW_REC_DROPS:
+		t->drops_sum += rec->drops.count;
+		break;
+	case GW_REC_NOTE:
+		if (rec->note.level == GW_NOTE_WARNING) {
+			char **n = gw_vec_push(&t->notes, sizeof(*n));
+
+			if (!n || !(*n = bytes_dup(rec->note.text)))
+				return -ENOMEM;
+		}
+		break;
+	case GW_REC_FOOTER:
+		t->footer_seen = true;
+		t->footer_dropped = rec->footer.dropped;
+		t->info.records--;
+		break;
+	default:
+		break;
+	}
+	return r;
+}

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/* Stage 2, join: sorts the tables, joins each GPU operation to its API call, classifies
+ * kernels and computes their fill; with the ops in order, finds the runs (stage 3) in the same walk. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* ---- finish ---- */
+
+static int cmp_api(const void *x, const void *y, void *ctx)
+{
+	const struct gw_api *p = x, *q = y;
+
+	(void)ctx;
+	if (p->trace != q->trace)
+		return p->trace < q->trace ? -1 : 1;
+	return p->corr < q->corr ? -1 : p->corr > q->corr;
+}
+
+static int cmp_op(const void *x, const void *y, void *ctx)
+{
+	const struct gw_op *p = x, *q = y;
+
+	(void)ctx;
+	if (p->dev != q->dev)
+		return p->dev < q->dev ? -1 : 1;
+	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
+}
+
+static int cmp_mev(const void *x, const void *y, void *ctx)
+{
+	const struct gw_mev *p = x, *q = y;
+
+	(void)ctx;
+	if (p->trace != q->trace)
+		return p->trace < q->trace ? -1 : 1;
+	return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
+}
+
+static uint32_t find_api(const struct gw_analyzer *a, uint16_t trace, uint64_t corr, size_t *hint)
+{
+	const struct gw_api *v = a->apis.data;
+	size_t n = a->apis.len, lo = 0, hi = n;
+
+	/* Ops come in launch order per stream: the next few API entries usually hold the match. */
+	for (size_t i = *hint; i < n && i < *hint + 4; i++)
+		if (v[i].trace == trace && v[i].corr == corr)
+			return (uint32_t)(*hint = i);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].trace < trace || (v[mid].trace == trace && v[mid].corr < corr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && v[lo].trace == trace && v[lo].corr == corr) {
+		*hint = lo;
+		return (uint32_t)lo;
+	}
+	return UINT32_MAX;
+}
+
+/* Class of a kernel name, cached per string id. */
+static uint8_t name_class(struct gw_analyzer *a, unsigned trace, uint32_t id, bool *classified)
+{
+	struct gw_trace_st *t = gw_an_trace(a, trace);
+	struct gw_string_ent *e = gw_an_string_ent(t, id);
+	char *d;
+	uint8_t c;
+	bool ok;
+
+	if (e && e->cls) {
+		*classified = e->cls & 0x80;
+		return (uint8_t)((e->cls & 0x7f) - 1);
+	}
+	d = gw_demangle(e && e->text ? e->text : "");
+	c = (uint8_t)gw_kernel_class(d ? d : (e ? e->text : ""), &ok);
+	free(d);
+	*classified = ok;
+	if (e)
+		e->cls = (uint8_t)((c + 1) | (ok ? 0x80 : 0));
+	return c;
+}
+
+/* Loops cycle through a few names: the classes of the last 64 are remembered. */
+struct gw_class_cache {
+	uint64_t key; /* (trace << 32 | name) + 1; 0 empty */
+	uint8_t cls;
+	bool ok;
+};
+
+static struct gw_class_cache *class_of(struct gw_analyzer *a, struct gw_class_cache *cache,
+				       unsigned trace, uint32_t name)
+{
+	uint64_t key = ((uint64_t)trace << 32 | name) + 1;
+	struct gw_class_cache *c = &cache[(name * 0x9E3779B1u) >> 26];
+
+	if (c->key != key) {
+		c->key = key;
+		c->cls = name_class(a, trace, name, &c->ok);
+	}
+	return c;
+}
+
+/* Loops repeat a few launch shapes: the fills of the last 64 are remembered. */
+struct gw_fill_cache {
+	const struct gw_dev_st *d;
+	uint32_t blocks, smem;
+	uint16_t threads;
+	uint8_t regs;
+	float fill;
+};
+
+static float op_fill(struct gw_fill_cache *cache, const struct gw_dev_st *d, const struct gw_op *op)
+{
+	unsigned i = ((op->blocks * 0x9E3779B1u) ^ (op->threads * 0x85EBCA6Bu) ^
+		      (op->smem * 0xC2B2AE35u) ^ op->regs) >>
+		     26;
+
+	if (cache[i].d != d || cache[i].blocks != op->blocks || cache[i].smem != op->smem ||
+	    cache[i].threads != op->threads || cache[i].regs != op->regs) {
+		cache[i].d = d;
+		cache[i].blocks = op->blocks;
+		cache[i].smem = op->smem;
+		cache[i].threads = op->threads;
+		cache[i].regs = op->regs;
+		cache[i].fill =
+			(float)gw_kernel_fill(&d->lim, op->blocks, op->threads, op->regs, op->smem);
+	}
+	return cache[i].fill;
+}
+
+int gw_join(struct gw_analyzer *a)
+{
+	struct gw_op *ops;
+	struct gw_api *apis;
+	struct gw_dev_st *devs = a->devs.data;
+	size_t hint = 0;
+	struct gw_fill_cache fill_cache[64] = {0};
+	struct gw_class_cache class_cache[64] = {0};
+	struct gw_dev_st *rd = NULL; /* the device whose runs are being walked */
+	struct gw_runs runs;
+	size_t m = 0;
+	bool inline_runs = !a->ops_unsorted;
+	int r;
+
+	a->apis_resorted = a->apis_unsorted;
+	if ((a->apis_resorted &&
+	     gw_sort_r(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api, NULL) < 0) ||
+	    (a->ops_unsorted &&
+	     gw_sort_r(a->ops.data, a->ops.len, sizeof(struct gw_op), cmp_op, NULL) < 0) ||
+	    gw_sort_r(a->mevs.data, a->mevs.len, sizeof(struct gw_mev), cmp_mev, NULL) < 0)
+		return -ENOMEM;
+	ops = a->ops.data;
+	apis = a->apis.data;
+	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
+	if (!a->kidx)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->devs.len; i++) {
+		devs[i].op_begin = devs[i].op_end = 0;
+		devs[i].r.start_ns = UINT64_MAX;
+		/* Only when no device waits for its own pass: fusion candidates are then added
+		 * in the same device order as the passes would add them. */
+		if (devs[i].add_streams)
+			inline_runs = false;
+	}
+	for (size_t i = 0; i < a->ops.len; i++) {
+		struct gw_op *op = &ops[i];
+		struct gw_dev_st *d = &devs[op->dev];
+		uint32_t ai = find_api(a, (uint16_t)d->r.trace, op->corr, &hint);
+
+		if (d->r.start_ns == UINT64_MAX) {
+			d->op_begin = i;
+			d->r.start_ns = op->start_ns;
+			d->streams = false;
+			d->first_stream = UINT32_MAX;
+			/* Ops in add order, each device's kernels on one stream: they are in
+			 * (stream, start) order already, and chains and fusion runs are found
+			 * right here instead of in a pass of their own. */
+			if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
+				return r;
+			rd = NULL;
+			if (inline_runs) {
+				rd = d;
+				m = 0;
+				runs = (struct gw_runs){.chain = SIZE_MAX, .tiny = SIZE_MAX};
+			}
+		}
+		d->op_end = i + 1;
+		if (op->end_ns > d->r.end_ns)
+			d->r.end_ns = op->end_ns;
+		/* The correlation id is not needed any more: its place holds the API and fill. */
+		op->api = ai;
+		op->fill = 0;
+		if (op->kind == GW_OP_KERNEL) {
+			struct gw_class_cache *cc =
+				class_of(a, class_cache, d->r.trace, op->name_id);
+
+			op->fill = op_fill(fill_cache, d, op);
+			op->cls = cc->cls;
+			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
+				op->flags |= GW_OPF_TINY;
+			if (d->first_stream == UINT32_MAX)
+				d->first_stream = op->stream;
+			else if (op->stream != d->first_stream)
+				d->streams = true;
+			/* Saturating: a corrupt trace's absurd durations must not wrap the sums
+			 * (an unclassified share above 1). */
+			uint64_t dur = op->end_ns - op->start_ns;
+
+			a->kernel_ns =
+				a->kernel_ns > UINT64_MAX - dur ? UINT64_MAX : a->kernel_ns + dur;
+			if (!cc->ok)
+				a->unclassified_ns = a->unclassified_ns > UINT64_MAX - dur
+							     ? UINT64_MAX
+							     : a->unclassified_ns + dur;
+			if (rd) {
+				a->kidx[m] = (uint32_t)(i - d->op_begin);
+				if ((r = gw_runs_step(a, d, a->kidx, m, SIZE_MAX, &runs)) < 0)
+					return r;
+				m++;
+			}
+		} else if (op->kind == GW_OP_MEMCPY && (op->flags & GW_OPF_PAGEABLE) &&
+			   ai != UINT32_MAX && apis[ai].sync_kind == GW_SYNC_NONE) {
+			/* An async copy from or to pageable memory waits for the host staging. */
+			apis[ai].sync_kind = GW_SYNC_COPY;
+			if (apis[ai].category != GW_API_MEMCPY)
+				a->sync_outside = true; /* not among the candidates */
+		}
+	}
+	if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
+		return r;
+	for (size_t i = 0; i < a->devs.len; i++)
+		devs[i].runs_done = inline_runs;
+	return 0;
+}

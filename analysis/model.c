@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis's model: device and string lookups, and freeing the tables. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Device table index for (trace, device id), created on first sight. */
+int gw_an_device(struct gw_analyzer *a, unsigned trace, uint64_t id)
+{
+	bool fresh;
+	uint64_t *v;
+	struct gw_dev_st *d;
+
+	if (a->last_dev > 0 && a->last_dev_trace == trace && a->last_dev_id == id)
+		return a->last_dev - 1;
+	v = gw_hmap_get(&a->dev_map, trace, id, &fresh);
+	if (!v)
+		return -ENOMEM;
+	if (!fresh) {
+		a->last_dev_trace = trace;
+		a->last_dev_id = id;
+		a->last_dev = (int)*v;
+		return (int)(*v - 1);
+	}
+	if (a->devs.len >= UINT16_MAX)
+		return -E2BIG;
+	d = gw_vec_push(&a->devs, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	*v = a->devs.len;
+	d->r.trace = trace;
+	d->r.id = id;
+	/* Until a DEVICE record says otherwise: an H100 SXM's limits (gpusim's defaults too). */
+	d->lim = (struct gw_device_limits){.sm_count = 132,
+					   .max_threads_per_sm = 2048,
+					   .max_blocks_per_sm = 32,
+					   .regs_per_sm = 65536,
+					   .smem_per_sm_bytes = 228 * 1024,
+					   .warp_size = 32};
+	d->r.sm_count = d->lim.sm_count;
+	d->r.start_ns = UINT64_MAX;
+	d->add_first_stream = UINT32_MAX;
+	return (int)(a->devs.len - 1);
+}
+
+struct gw_string_ent *gw_an_string_ent(const struct gw_trace_st *t, uint64_t id)
+{
+	uint64_t *v = gw_hmap_find(&t->string_map, 0, id);
+
+	return v ? &((struct gw_string_ent *)t->strings.data)[*v - 1] : NULL;
+}
+
+const char *gw_an_string(struct gw_analyzer *a, unsigned trace, uint64_t id)
+{
+	struct gw_trace_st *t = gw_an_trace(a, trace);
+
+	const struct gw_string_ent *e = t ? gw_an_string_ent(t, id) : NULL;
+
+	return e ? e->text : NULL;
+}
+
+void gw_analyzer_free(struct gw_analyzer *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->traces.len; i++) {
+		struct gw_trace_st *t = gw_an_trace(a, (unsigned)i);
+		struct gw_string_ent *strs = t->strings.data;
+		struct gw_stack *st = t->stacks.data;
+		struct gw_module_rec *m = t->modules.data;
+
+		for (size_t k = 0; k < t->strings.len; k++)
+			free(strs[k].text);
+		for (size_t k = 0; k < t->stacks.len; k++)
+			free(st[k].ips);
+		for (size_t k = 0; k < t->modules.len; k++)
+			free(m[k].path);
+		for (size_t k = 0; k < t->notes.len; k++)
+			free(((char **)t->notes.data)[k]);
+		gw_vec_free(&t->notes);
+		gw_vec_free(&t->strings);
+		gw_vec_free(&t->stacks);
+		gw_hmap_free(&t->string_map);
+		gw_hmap_free(&t->stack_map);
+		gw_vec_free(&t->modules);
+		free(t->info.path);
+		free(t->info.command);
+		gw_symbolizer_free(t->sym);
+	}
+	for (size_t i = 0; i < a->devs.len; i++)
+		free(((struct gw_dev_st *)a->devs.data)[i].r.name);
+	gw_vec_free(&a->traces);
+	gw_vec_free(&a->devs);
+	gw_hmap_free(&a->dev_map);
+	gw_vec_free(&a->ops);
+	gw_vec_free(&a->apis);
+	gw_vec_free(&a->mevs);
+	gw_vec_free(&a->sync_apis);
+	free(a->kidx);
+	gw_vec_free(&a->syncs);
+	gw_hmap_free(&a->sync_map);
+	gw_vec_free(&a->tiny);
+	gw_hmap_free(&a->tiny_map);
+	gw_vec_free(&a->fusion);
+	gw_hmap_free(&a->fusion_map);
+	gw_vec_free(&a->allocs);
+	gw_vec_free(&a->kstats);
+	gw_hmap_free(&a->kstat_map);
+	gw_hmap_free(&a->alloc_map);
+	gw_vec_free(&a->gaps);
+	gw_analysis_free(a->res);
+	free(a);
+}

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* Stage 6, results: the report model's rows — per trace and per device, counts, the merged
+ * breakdown, the quadrant's inputs and the warnings. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* The top idle bucket is GW_BUCKET_COUNT (none) when no SM-time was idle: naming the first
+ * of the buckets that all tie at 0 would mislead. */
+static void pick_dominant(const double *bd, enum gw_bucket *dom, enum gw_bucket *idle)
+{
+	int best = 0, best_idle = GW_BUCKET_COUNT;
+
+	for (int b = 0; b < GW_BUCKET_COUNT; b++) {
+		if (bd[b] > bd[best])
+			best = b;
+		if (b != GW_BUCKET_COMPUTE && bd[b] > 0 &&
+		    (best_idle == GW_BUCKET_COUNT || bd[b] > bd[best_idle]))
+			best_idle = b;
+	}
+	*dom = (enum gw_bucket)best;
+	*idle = (enum gw_bucket)best_idle;
+}
+
+static int add_warning(struct gw_analysis *res, char *text)
+{
+	char **w;
+
+	if (!text)
+		return -ENOMEM;
+	w = realloc(res->warnings, (res->n_warnings + 1) * sizeof(*w));
+	if (!w) {
+		free(text);
+		return -ENOMEM;
+	}
+	res->warnings = w;
+	res->warnings[res->n_warnings++] = text;
+	return 0;
+}
+
+int gw_build_results(struct gw_analyzer *a)
+{
+	struct gw_analysis *res = a->res;
+	struct gw_dev_st *devs = a->devs.data;
+	const struct gw_api *apis = a->apis.data;
+	double filled = 0, active = 0;
+	int r;
+
+	/* Every api that may wait is a candidate, unless sorting moved them or the join made a
+	 * non-copy call wait. */
+	bool all = a->apis_resorted || a->sync_outside;
+	const uint32_t *cand = a->sync_apis.data;
+	size_t n = all ? a->apis.len : a->sync_apis.len;
+
+	for (size_t c = 0; c < n; c++) {
+		size_t i = all ? c : cand[c];
+
+		if (apis[i].sync_kind != GW_SYNC_NONE) {
+			gw_an_trace(a, apis[i].trace)->info.counts.host_syncs++;
+			gw_an_trace(a, apis[i].trace)
+				->info.counts.syncs_by_kind[apis[i].sync_kind & 3]++;
+		}
+	}
+
+	res->n_devices = (unsigned)a->devs.len;
+	res->devices = calloc(res->n_devices + 1u, sizeof(*res->devices));
+	res->n_traces = (unsigned)a->traces.len;
+	res->traces = calloc(res->n_traces + 1u, sizeof(*res->traces));
+	if (!res->devices || !res->traces)
+		return -ENOMEM;
+	for (unsigned t = 0; t < res->n_traces; t++) {
+		struct gw_trace_st *ts = gw_an_trace(a, t);
+		struct gw_trace_info *ti = &res->traces[t];
+		double sm[GW_BUCKET_COUNT] = {0}, budget = 0;
+
+		*ti = ts->info;
+		memset(&ts->info, 0, sizeof(ts->info)); /* strings now owned by res */
+		ti->dropped_records =
+			ts->drops_sum > ts->footer_dropped ? ts->drops_sum : ts->footer_dropped;
+		ti->clean_exit = ts->footer_seen || (ts->have_end_status && ts->reader_said_clean);
+		ti->start_ns = UINT64_MAX;
+		for (size_t d = 0; d < a->devs.len; d++) {
+			if (devs[d].r.trace != t || devs[d].r.start_ns == UINT64_MAX)
+				continue;
+			for (int b = 0; b < GW_BUCKET_COUNT; b++)
+				sm[b] += devs[d].r.sm_ns[b];
+			budget += devs[d].r.budget_sm_ns;
+			if (devs[d].r.start_ns < ti->start_ns)
+				ti->start_ns = devs[d].r.start_ns;
+			if (devs[d].r.end_ns > ti->end_ns)
+				ti->end_ns = devs[d].r.end_ns;
+		}
+		if (ti->start_ns == UINT64_MAX)
+			ti->start_ns = 0;
+		for (int b = 0; b < GW_BUCKET_COUNT && budget > 0; b++)
+			ti->breakdown[b] = sm[b] / budget;
+		pick_dominant(ti->breakdown, &ti->dominant, &ti->top_idle);
+
+		res->counts.kernels += ti->counts.kernels;
+		res->counts.tiny_kernels += ti->counts.tiny_kernels;
+		res->counts.launches += ti->counts.launches;
+		res->counts.host_syncs += ti->counts.host_syncs;
+		res->counts.memcpy += ti->counts.memcpy;
+		res->counts.memset += ti->counts.memset;
+		res->counts.allocations += ti->counts.allocations;
+		res->counts.frees += ti->counts.frees;
+		for (int k = 0; k < 4; k++)
+			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
+
+		if (ti->truncated &&
+		    (r = add_warning(res,
+				     gw_strdupf("%s: the trace is truncated (the process died, "
+						"is still running, or its writes failed: a "
+						"full disk, a file-size limit); analysed up "
+						"to its last complete frame",
+						ti->path))) < 0)
+			return r;
+		if (ti->untimed_gpu_ops &&
+		    (r = add_warning(res, gw_strdupf("%s: %llu GPU operations came without "
+						     "timestamps (CUPTI could not time them): "
+						     "counted, not placed on the timeline",
+						     ti->path,
+						     (unsigned long long)ti->untimed_gpu_ops))) < 0)
+			return r;
+		if (ti->dropped_records &&
+		    (r = add_warning(
+			     res, gw_strdupf("%s: %llu records were dropped during capture; "
+					     "the figures undercount",
+					     ti->path, (unsigned long long)ti->dropped_records))) <
+			    0)
+			return r;
+		for (size_t m = 0; m < ts->notes.len; m++) {
+			const char *note = ((char **)ts->notes.data)[m];
+
+			if ((r = add_warning(res, gw_strdupf("%s: capture: %s", ti->path, note))) <
+			    0)
+				return r;
+		}
+	}
+	for (size_t d = 0; d < a->devs.len; d++) {
+		struct gw_device_result *o = &res->devices[d];
+
+		*o = devs[d].r;
+		devs[d].r.name = NULL;
+		if (o->start_ns == UINT64_MAX)
+			o->start_ns = o->end_ns = 0;
+		for (int b = 0; b < GW_BUCKET_COUNT; b++) {
+			res->sm_ns[b] += o->sm_ns[b];
+			if (o->budget_sm_ns > 0)
+				o->breakdown[b] = o->sm_ns[b] / o->budget_sm_ns;
+		}
+		res->budget_sm_ns += o->budget_sm_ns;
+		active += (double)o->kernel_active_ns * (double)o->sm_count;
+		filled += devs[d].fill_sm_ns;
+		if (!o->described && o->budget_sm_ns > 0 &&
+		    (r = add_warning(res, gw_strdupf("device %llu of %s has no device record: its "
+						     "limits are assumed (132 SMs, 2048 threads, "
+						     "64 Ki registers, 228 KiB shared per SM)",
+						     (unsigned long long)o->id,
+						     res->traces[o->trace].path))) < 0)
+			return r;
+	}
+	if (res->budget_sm_ns > 0) {
+		for (int b = 0; b < GW_BUCKET_COUNT; b++)
+			res->breakdown[b] = res->sm_ns[b] / res->budget_sm_ns;
+		res->util.kernel_active = active / res->budget_sm_ns;
+		res->util.sm_busy = filled / res->budget_sm_ns;
+	} else if ((r = add_warning(res, strdup("no GPU operation in the trace: nothing to "
+						"attribute"))) < 0) {
+		return r;
+	}
+	pick_dominant(res->breakdown, &res->dominant, &res->top_idle);
+	res->util.compute = res->breakdown[GW_BUCKET_COMPUTE];
+	res->util.memory_bandwidth = -1;
+	res->unclassified_kernel_share =
+		a->kernel_ns ? (double)a->unclassified_ns / (double)a->kernel_ns : 0;
+	return 0;
+}

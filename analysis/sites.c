@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/* Stage 7, sites: call sites symbolized (offline, libdwfl) and the ranked site lists of the
+ * report model. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static int site_of(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site)
+{
+	struct gw_trace_st *t = gw_an_trace(a, trace);
+	const struct gw_stack *s = NULL;
+	int r;
+
+	memset(site, 0, sizeof(*site));
+	site->trace = trace;
+	site->stack_id = stack_id;
+	if (!t)
+		return -EINVAL;
+	if (stack_id) {
+		uint64_t *v = gw_hmap_find(&t->stack_map, 0, stack_id);
+
+		if (v)
+			s = &((struct gw_stack *)t->stacks.data)[*v - 1];
+	}
+	if (!s || !s->ips) {
+		site->text = strdup("(no stack)");
+		return site->text ? 0 : -ENOMEM;
+	}
+	if (a->opt.symbolize && !t->sym_tried) {
+		struct gw_module_rec *m = t->modules.data;
+
+		t->sym_tried = true;
+		r = gw_symbolizer_new(&t->sym);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < t->modules.len; i++) {
+			r = gw_symbolizer_add_module(t->sym, m[i].path, m[i].base, m[i].start,
+						     m[i].size);
+			if (r < 0)
+				return r;
+		}
+	}
+	return gw_symbolize_site(t->sym, s->ips, s->depth, site);
+}
+
+static int cmp_sync_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_sync_acc *p = x, *q = y;
+
+	(void)ctx;
+	if (p->exposed_sm_ns != q->exposed_sm_ns)
+		return p->exposed_sm_ns > q->exposed_sm_ns ? -1 : 1;
+	return p->count > q->count ? -1 : p->count < q->count;
+}
+
+static int cmp_tiny_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_tiny_acc *p = x, *q = y;
+
+	(void)ctx;
+	return p->count > q->count ? -1 : p->count < q->count;
+}
+
+static int cmp_alloc_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_alloc_acc *p = x, *q = y;
+
+	(void)ctx;
+	return p->bytes > q->bytes ? -1 : p->bytes < q->bytes;
+}
+
+static int cmp_fusion_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_fusion_acc *p = x, *q = y;
+
+	(void)ctx;
+	return p->saved_ns > q->saved_ns ? -1 : p->saved_ns < q->saved_ns;
+}
+
+static int cmp_kernel_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_kernel_acc *p = x, *q = y;
+
+	(void)ctx;
+	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
+}
+
+static char *kernel_name(struct gw_analyzer *a, unsigned trace, uint32_t id)
+{
+	const char *n = gw_an_string(a, trace, id);
+
+	return n ? gw_demangle(n) : gw_strdupf("kernel#%u", id);
+}
+
+int gw_build_sites(struct gw_analyzer *a)
+{
+	struct gw_analysis *res = a->res;
+	unsigned top = a->opt.top_n;
+	int r;
+
+	if (gw_sort_r(a->syncs.data, a->syncs.len, sizeof(struct gw_sync_acc), cmp_sync_acc, NULL) <
+		    0 ||
+	    gw_sort_r(a->tiny.data, a->tiny.len, sizeof(struct gw_tiny_acc), cmp_tiny_acc, NULL) <
+		    0 ||
+	    gw_sort_r(a->allocs.data, a->allocs.len, sizeof(struct gw_alloc_acc), cmp_alloc_acc,
+		      NULL) < 0 ||
+	    gw_sort_r(a->fusion.data, a->fusion.len, sizeof(struct gw_fusion_acc), cmp_fusion_acc,
+		      NULL) < 0 ||
+	    gw_sort_r(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc,
+		      NULL) < 0)
+		return -ENOMEM;
+
+	res->n_sync_sites = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
+	res->sync_sites = calloc(res->n_sync_sites + 1u, sizeof(*res->sync_sites));
+	if (!res->sync_sites)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_sync_sites; i++) {
+		const struct gw_sync_acc *s = &((struct gw_sync_acc *)a->syncs.data)[i];
+		struct gw_sync_site *o = &res->sync_sites[i];
+		const char *api = gw_an_string(a, s->trace, s->name_id);
+
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		o->api = strdup(api ? api : "(unnamed call)");
+		if (!o->api)
+			return -ENOMEM;
+		o->kind = s->kind;
+		o->count = s->count;
+		o->wait_ns = s->wait_ns;
+		o->exposed_sm_ns = s->exposed_sm_ns;
+		o->exposed_ns = s->exposed_ns;
+		o->host_work_after_ns = s->host_work_after_ns;
+	}
+
+	res->n_kernels = (unsigned)(a->kstats.len < 5 * top ? a->kstats.len : 5 * top);
+	res->kernels = calloc(res->n_kernels + 1u, sizeof(*res->kernels));
+	if (!res->kernels)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_kernels; i++) {
+		const struct gw_kernel_acc *s = &((struct gw_kernel_acc *)a->kstats.data)[i];
+		struct gw_kernel_stat *o = &res->kernels[i];
+
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		if (!(o->name = kernel_name(a, s->trace, s->name_id)))
+			return -ENOMEM;
+		o->cls = (enum gw_bucket)s->cls;
+		gw_kernel_class(o->name, &o->classified);
+		o->count = s->count;
+		o->total_ns = s->total_ns;
+		/* at most 1 also when total_ns saturated (attribute.c) */
+		o->mean_fill = s->total_ns ? fmin(1, s->fill_ns / (double)s->total_ns) : 0;
+		o->chain_count = s->chain_count;
+		o->unfilled_sm_ns = s->unfilled_sm_ns;
+	}
+
+	res->n_tiny_kernels = (unsigned)(a->tiny.len < top ? a->tiny.len : top);
+	res->tiny_kernels = calloc(res->n_tiny_kernels + 1u, sizeof(*res->tiny_kernels));
+	if (!res->tiny_kernels)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_tiny_kernels; i++) {
+		const struct gw_tiny_acc *s = &((struct gw_tiny_acc *)a->tiny.data)[i];
+		struct gw_tiny_kernel *o = &res->tiny_kernels[i];
+
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		if (!(o->name = kernel_name(a, s->trace, s->name_id)))
+			return -ENOMEM;
+		o->count = s->count;
+		o->total_ns = s->total_ns;
+		o->gap_before_ns = s->gap_before_ns;
+	}
+
+	res->n_alloc_sites = (unsigned)(a->allocs.len < top ? a->allocs.len : top);
+	res->alloc_sites = calloc(res->n_alloc_sites + 1u, sizeof(*res->alloc_sites));
+	if (!res->alloc_sites)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_alloc_sites; i++) {
+		const struct gw_alloc_acc *s = &((struct gw_alloc_acc *)a->allocs.data)[i];
+		struct gw_alloc_site *o = &res->alloc_sites[i];
+
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		o->kind = s->kind;
+		o->count = s->count;
+		o->bytes = s->bytes;
+		o->max_bytes = s->max_bytes;
+		o->never_freed = s->never_freed;
+		o->never_freed_bytes = s->never_freed_bytes;
+	}
+
+	res->fusion =
+		calloc((a->fusion.len < top ? a->fusion.len : top) + 1u, sizeof(*res->fusion));
+	if (!res->fusion)
+		return -ENOMEM;
+	for (size_t i = 0; i < a->fusion.len && res->n_fusion < top; i++) {
+		const struct gw_fusion_acc *s = &((struct gw_fusion_acc *)a->fusion.data)[i];
+		struct gw_fusion_candidate *o = &res->fusion[res->n_fusion];
+
+		if (s->occurrences < 2)
+			continue; /* a candidate is a *repeated* sequence */
+		res->n_fusion++;
+		o->names = calloc(s->n, sizeof(*o->names));
+		if (!o->names)
+			return -ENOMEM;
+		for (unsigned k = 0; k < s->n; k++) {
+			if (!(o->names[k] = kernel_name(a, s->trace, s->names[k])))
+				return -ENOMEM;
+			o->n_kernels = k + 1;
+		}
+		o->occurrences = s->occurrences;
+		o->kernel_ns = s->kernel_ns;
+		o->saved_ns = s->saved_ns;
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+	}
+	return 0;
+}
