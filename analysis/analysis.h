@@ -35,6 +35,7 @@ struct gw_analysis_options {
 	uint64_t starve_ns;	/* a starved gap up to this is launch_overhead (100 us) */
 	unsigned timeline_bins; /* bins of the drawing timeline over the window (0: none) */
 	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
+	bool keep_events;	/* fill gw_analysis.view: every call and operation (Perfetto) */
 	bool symbolize;		/* symbolize call sites with libdwfl (true) */
 	unsigned top_n;		/* rows kept per site list (10) */
 	/* Called now and then while gw_analyze_files() reads trace i of n (NULL: never). */
@@ -145,6 +146,75 @@ struct gw_timeline_bin {
 	uint64_t live_bytes_max;       /* device bytes live, all devices */
 };
 
+/*
+ * The event view (gw_analysis_options.keep_events): every host call, GPU operation and
+ * counter change of the inputs, with the analysis's own answers (device, class, fill), for
+ * writers that draw a timeline. Names point into strings the view owns (NULL: unknown).
+ * Calls, threads and operations are in the order they were read, trace by trace.
+ */
+struct gw_view_thread {
+	unsigned trace;
+	uint64_t tid;
+	const char *name; /* NULL when the thread had none */
+};
+
+struct gw_view_call {
+	unsigned trace;
+	uint64_t tid, start_ns, end_ns, correlation;
+	uint64_t stream; /* the handle the call passed */
+	uint64_t bytes;
+	uint32_t domain, cbid;
+	const char *name;   /* the API function */
+	const char *kernel; /* launches: the kernel, demangled */
+	uint8_t category;   /* enum gw_api_category */
+	uint8_t sync_kind;  /* enum gw_sync_kind, as recorded */
+};
+
+enum gw_view_op_kind {
+	GW_VIEW_KERNEL = 1,
+	GW_VIEW_MEMCPY = 2,
+	GW_VIEW_MEMSET = 3,
+};
+
+struct gw_view_op {
+	unsigned device;   /* index into gw_analysis.devices */
+	uint8_t kind;	   /* enum gw_view_op_kind */
+	uint8_t cls;	   /* kernels: enum gw_bucket of the name */
+	uint8_t copy_kind; /* copies: CUpti_ActivityMemcpyKind */
+	uint64_t stream, correlation, start_ns, end_ns;
+	uint64_t bytes;					   /* copies and memsets */
+	const char *name;				   /* kernels, demangled */
+	uint64_t grid[3], block[3], registers, smem_bytes; /* kernels, as recorded */
+	float fill; /* kernels: the SM fill the attribution used */
+};
+
+/* A counter's value from time_ns on, for one device (index into gw_analysis.devices). */
+struct gw_view_step {
+	unsigned device;
+	uint64_t time_ns;
+	double value;
+};
+
+struct gw_event_view {
+	struct gw_view_thread *threads;
+	size_t n_threads;
+	struct gw_view_call *calls;
+	size_t n_calls;
+	struct gw_view_op *ops;
+	size_t n_ops;
+	/* SM fill, min(1, sum of the running kernels' fills), at each change; in time order per
+	 * device. fill_complete is false when a trace had too many kernels to keep every step:
+	 * the timeline bins (sm_busy) stand in. */
+	struct gw_view_step *fill;
+	size_t n_fill;
+	bool fill_complete;
+	/* Live device memory (bytes) after each allocation and free, in time order per trace. */
+	struct gw_view_step *memory;
+	size_t n_memory;
+	char **strings; /* what the names point to */
+	size_t n_strings;
+};
+
 struct gw_counts {
 	uint64_t kernels;
 	uint64_t tiny_kernels;
@@ -210,7 +280,8 @@ struct gw_trace_info {
 	char *path;
 	uint64_t pid;
 	int64_t rank;
-	char *command; /* argv joined by spaces */
+	char *command;		   /* argv joined by spaces */
+	uint64_t capture_start_ns; /* when capture started (the header's start_ns) */
 	uint64_t records;
 	uint64_t dropped_records;
 	/* GPU records CUPTI could not time (start and end 0, as its documentation allows):
@@ -270,7 +341,8 @@ struct gw_analysis {
 	struct gw_timeline_bin *bins;
 	unsigned n_bins;
 	uint64_t bin_ns;
-	struct gw_gap *gaps; /* time order per device; only with keep_gaps */
+	struct gw_gap *gaps;	    /* time order per device; only with keep_gaps */
+	struct gw_event_view *view; /* only with keep_events */
 	size_t n_gaps;
 
 	char **warnings; /* for humans: truncated trace, drops, missing device records */

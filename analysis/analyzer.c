@@ -78,7 +78,7 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 		goto fail;
 	res->memory_high = res->memory.peak_fraction >= 0.8;
 	res->compute_high = res->breakdown[GW_BUCKET_COMPUTE] >= 0.6;
-	if ((r = gw_advise(a)) < 0)
+	if ((r = gw_advise(a)) < 0 || (r = gw_build_view(a)) < 0)
 		goto fail;
 	if (a->opt.keep_gaps) {
 		res->n_gaps = a->gaps.len;
@@ -142,6 +142,7 @@ void gw_analysis_free(struct gw_analysis *res)
 	free(res->recs);
 	free(res->bins);
 	free(res->gaps);
+	gw_event_view_free(res->view);
 	for (unsigned i = 0; i < res->n_warnings; i++)
 		free(res->warnings[i]);
 	free(res->warnings);

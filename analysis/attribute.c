@@ -52,6 +52,8 @@ struct gw_sweep {
 	uint64_t last_gap_end, last_gap_len;
 	double sm_ns[GW_BUCKET_COUNT]; /* d->r.sm_ns while the sweep runs (no aliasing) */
 	struct gw_name_cache tiny_cache, kstat_cache;
+	bool view;	   /* keep_events: record the fill's steps */
+	double fill_shown; /* the last fill step recorded (a device starts empty) */
 };
 
 static int cmp_sync_ev(const void *x, const void *y, void *ctx)
@@ -320,6 +322,25 @@ static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uin
 	return 0;
 }
 
+/* The event view's SM-fill counter: a step when the device's fill changes. */
+static int view_fill(struct gw_sweep *w, uint64_t t, double f)
+{
+	struct gw_view_step *s;
+
+	if (f == w->fill_shown || w->a->vfill_capped)
+		return 0;
+	if (w->a->vfill.len >= GW_VIEW_MAX_FILL_STEPS) {
+		w->a->vfill_capped = true;
+		return 0;
+	}
+	s = gw_vec_push(&w->a->vfill, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	*s = (struct gw_view_step){.device = w->di, .time_ns = t, .value = f};
+	w->fill_shown = f;
+	return 0;
+}
+
 static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct gw_heap *h)
 {
 	const double sms = w->sms;
@@ -384,11 +405,17 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				}
 				fill_sm_ns += dts * f;
 				kernel_active_ns += tn - t;
-			} else if (ncp) {
-				w->sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * sms;
-				bins_add(w, t, tn, NULL, GW_BUCKET_DATA_TRANSFER, 0, false);
-			} else if ((r = gap(w, ops, i, t, tn)) < 0) {
-				return r;
+				if (w->view && (r = view_fill(w, t, f)) < 0)
+					return r;
+			} else {
+				if (w->view && (r = view_fill(w, t, 0)) < 0)
+					return r;
+				if (ncp) {
+					w->sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * sms;
+					bins_add(w, t, tn, NULL, GW_BUCKET_DATA_TRANSFER, 0, false);
+				} else if ((r = gap(w, ops, i, t, tn)) < 0) {
+					return r;
+				}
 			}
 			t = tn;
 		}
@@ -426,6 +453,8 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 			gw_heap_push(h, ops, (uint32_t)i++);
 		}
 	}
+	if (w->view && (r = view_fill(w, t, 0)) < 0)
+		return r;
 	memcpy(w->d->r.sm_ns, w->sm_ns, sizeof(w->sm_ns));
 	w->d->fill_sm_ns = fill_sm_ns;
 	w->d->r.kernel_active_ns = kernel_active_ns;
@@ -506,7 +535,11 @@ int gw_attribute(struct gw_analyzer *a)
 	for (size_t d = 0; d < a->devs.len; d++) {
 		struct gw_dev_st *dv = &devs[d];
 		struct gw_sync_ev *ev = evs.data;
-		struct gw_sweep w = {.a = a, .res = a->res, .d = dv, .di = (unsigned)d};
+		struct gw_sweep w = {.a = a,
+				     .res = a->res,
+				     .d = dv,
+				     .di = (unsigned)d,
+				     .view = a->opt.keep_events};
 		size_t n = dv->op_end - dv->op_begin;
 
 		size_t s0;

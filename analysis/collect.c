@@ -244,6 +244,100 @@ static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tra
 	return 0;
 }
 
+/* The event view's material (keep_events): every call, thread and timed GPU operation. */
+static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_record *rec)
+{
+	const struct gw_rec_kernel *k = &rec->kernel;
+	struct gw_vop *o;
+	uint64_t start, end, device;
+	int di;
+
+	switch (rec->type) {
+	case GW_REC_API: {
+		const struct gw_rec_api *c = &rec->api;
+		struct gw_vcall *v = gw_vec_push(&a->vcalls, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*v = (struct gw_vcall){
+			.tid = c->tid,
+			.start_ns = c->start_ns,
+			.end_ns = c->end_ns < c->start_ns ? c->start_ns : c->end_ns,
+			.corr = c->correlation,
+			.stream = c->stream,
+			.bytes = c->bytes,
+			.name_id = clamp32(c->name_id),
+			.kernel_id = clamp32(c->kernel_name_id),
+			.domain = clamp32(c->domain),
+			.cbid = clamp32(c->cbid),
+			.trace = (uint16_t)trace,
+			.category = c->category > 255 ? 0 : (uint8_t)c->category,
+			.sync_kind = c->sync_kind > 255 ? 0 : (uint8_t)c->sync_kind,
+		};
+		return 0;
+	}
+	case GW_REC_THREAD: {
+		struct gw_vthread *v = gw_vec_push(&a->vthreads, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		v->tid = rec->thread.tid;
+		v->trace = (uint16_t)trace;
+		v->name = rec->thread.name.len ? bytes_dup(rec->thread.name) : NULL;
+		return rec->thread.name.len && !v->name ? -ENOMEM : 0;
+	}
+	case GW_REC_KERNEL:
+		start = k->start_ns, end = k->end_ns, device = k->device;
+		break;
+	case GW_REC_MEMCPY:
+		start = rec->memcpy.start_ns, end = rec->memcpy.end_ns, device = rec->memcpy.device;
+		break;
+	case GW_REC_MEMSET:
+		start = rec->memset.start_ns, end = rec->memset.end_ns, device = rec->memset.device;
+		break;
+	default:
+		return 0;
+	}
+	if (!start && !end)
+		return 0; /* untimed: not on the timeline */
+	if ((di = gw_an_device(a, trace, device)) < 0)
+		return di;
+	o = gw_vec_push(&a->vops, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	memset(o, 0, sizeof(*o));
+	o->start_ns = start;
+	o->end_ns = end < start ? start : end;
+	o->dev = (uint16_t)di;
+	if (rec->type == GW_REC_KERNEL) {
+		const struct gw_op *op = &((const struct gw_op *)a->ops.data)[a->ops.len - 1];
+
+		o->kind = GW_VIEW_KERNEL;
+		o->stream = k->stream;
+		o->corr = k->correlation;
+		o->name_id = clamp32(k->name_id);
+		o->grid[0] = k->grid_x, o->grid[1] = k->grid_y, o->grid[2] = k->grid_z;
+		o->block[0] = k->block_x, o->block[1] = k->block_y, o->block[2] = k->block_z;
+		o->registers = k->registers_per_thread;
+		o->smem_bytes = k->static_smem_bytes + k->dynamic_smem_bytes;
+		/* the shape the op table holds, so the view's fill is the attribution's */
+		o->blocks = op->blocks, o->threads = op->threads, o->regs = op->regs;
+		o->smem = op->smem;
+	} else if (rec->type == GW_REC_MEMCPY) {
+		o->kind = GW_VIEW_MEMCPY;
+		o->stream = rec->memcpy.stream;
+		o->corr = rec->memcpy.correlation;
+		o->bytes = rec->memcpy.bytes;
+		o->copy_kind = rec->memcpy.copy_kind > 255 ? 0 : (uint8_t)rec->memcpy.copy_kind;
+	} else {
+		o->kind = GW_VIEW_MEMSET;
+		o->stream = rec->memset.stream;
+		o->corr = rec->memset.correlation;
+		o->bytes = rec->memset.bytes;
+	}
+	return 0;
+}
+
 int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 {
 	struct gw_trace_st *t = cur_trace(a);
@@ -262,6 +356,7 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 
 		t->info.pid = h->pid;
 		t->info.rank = h->rank;
+		t->info.capture_start_ns = h->start_ns;
 		free(t->info.command);
 		t->info.command = bytes_dup(h->command);
 		if (!t->info.command)
@@ -375,5 +470,7 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	default:
 		break;
 	}
+	if (r >= 0 && a->opt.keep_events)
+		r = view_collect(a, ti, rec);
 	return r;
 }

@@ -107,6 +107,21 @@ static double growth_end(struct growth_fit *g)
 	return fabs(slope) < 1 ? 0 : slope;
 }
 
+/* The event view's live-memory counter: device di's live bytes from t on. */
+static int view_memory(struct gw_analyzer *a, unsigned di, uint64_t t)
+{
+	struct gw_view_step *s = gw_vec_push(&a->vmem, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	*s = (struct gw_view_step){
+		.device = di,
+		.time_ns = t,
+		.value = (double)((struct gw_dev_st *)a->devs.data)[di].live_bytes,
+	};
+	return 0;
+}
+
 /* Live device bytes over time, peaks, growth, allocation sites and never-freed allocations. */
 int gw_account_memory(struct gw_analyzer *a)
 {
@@ -187,6 +202,9 @@ int gw_account_memory(struct gw_analyzer *a)
 					if (devs[di].live_bytes > devs[di].peak_bytes)
 						devs[di].peak_bytes = devs[di].live_bytes;
 					cur += e->bytes;
+					if (a->opt.keep_events &&
+					    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
+						goto out;
 				} else if (e->kind == GW_MEM_MANAGED) {
 					managed += e->bytes;
 				} else {
@@ -210,6 +228,9 @@ int gw_account_memory(struct gw_analyzer *a)
 				if (k != GW_MEM_MANAGED && k != GW_MEM_HOST_PINNED) {
 					devs[odi].live_bytes -= b;
 					cur -= b;
+					if (a->opt.keep_events &&
+					    (r = view_memory(a, odi, e->time_ns)) < 0)
+						goto out;
 				} else if (k == GW_MEM_MANAGED) {
 					managed -= b;
 				} else {

@@ -110,6 +110,13 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);
 	gw_vec_free(&a->gaps);
+	for (size_t i = 0; i < a->vthreads.len; i++)
+		free(((struct gw_vthread *)a->vthreads.data)[i].name);
+	gw_vec_free(&a->vthreads);
+	gw_vec_free(&a->vcalls);
+	gw_vec_free(&a->vops);
+	gw_vec_free(&a->vfill);
+	gw_vec_free(&a->vmem);
 	gw_analysis_free(a->res);
 	free(a);
 }

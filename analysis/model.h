@@ -56,6 +56,32 @@ struct gw_mev {
 	uint8_t op, kind;
 };
 
+/* The event view's material (keep_events), names still string ids. */
+struct gw_vcall {
+	uint64_t tid, start_ns, end_ns, corr, stream, bytes;
+	uint32_t name_id, kernel_id, domain, cbid;
+	uint16_t trace;
+	uint8_t category, sync_kind;
+};
+
+struct gw_vop {
+	uint64_t stream, corr, start_ns, end_ns, bytes;
+	uint64_t grid[3], block[3], registers, smem_bytes;
+	uint32_t name_id;
+	uint32_t blocks, smem; /* the launch shape as the op table holds it (fill) */
+	uint16_t threads, dev; /* dev: index into the analyzer's device table */
+	uint8_t regs, kind, copy_kind;
+};
+
+struct gw_vthread {
+	uint64_t tid;
+	char *name;
+	uint16_t trace;
+};
+
+/* Steps past this many stop being kept: the view's fill falls back to the bins. */
+#define GW_VIEW_MAX_FILL_STEPS (4u << 20)
+
 struct gw_stack {
 	uint64_t *ips;
 	uint32_t depth;
@@ -178,6 +204,14 @@ struct gw_analyzer {
 	struct gw_hmap alloc_map;
 	struct gw_vec gaps; /* struct gw_gap */
 
+	/* keep_events: the view's material (collect, attribute, memory), built by view.c */
+	struct gw_vec vcalls;	/* struct gw_vcall */
+	struct gw_vec vops;	/* struct gw_vop */
+	struct gw_vec vthreads; /* struct gw_vthread */
+	struct gw_vec vfill;	/* struct gw_view_step, device = device table index */
+	struct gw_vec vmem;	/* struct gw_view_step */
+	bool vfill_capped;
+
 	struct gw_analysis *res; /* being built by finish */
 	uint64_t kernel_ns, unclassified_ns;
 	bool finished;
@@ -275,3 +309,8 @@ int gw_build_sites(struct gw_analyzer *a);
 
 /* advice.c: recommendations from the finished numbers in a->res. */
 int gw_advise(struct gw_analyzer *a);
+
+/* view.c: with keep_events, the event view (a->res->view) from the material collected. */
+int gw_build_view(struct gw_analyzer *a);
+/* view.c: frees a view and its strings; accepts NULL. */
+void gw_event_view_free(struct gw_event_view *v);

@@ -36,7 +36,8 @@ static int gpuwhy_open(struct gw_source *s)
 	s->state = st;
 	if (s->gzip)
 		return gw_source_fail(-EBADMSG, "gzip-compressed: not a gpuwhy trace");
-	r = gw_reader_open(s->path, &st->rd);
+	r = gw_reader_open_fd(s->fd, GW_READER_AUTO, &st->rd);
+	s->fd = -1; /* the reader's now, also when it failed */
 	return r < 0 ? reader_fail(r) : 0;
 }
 

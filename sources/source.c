@@ -85,8 +85,8 @@ static size_t gunzip_head(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 	return got;
 }
 
-/* The format of the file open as fd, or NULL; sets *ret_gzip. */
-static int detect(int fd, const char *path, const struct gw_source_type **ret, bool *ret_gzip)
+/* The format of the file open as fd (read with pread: its offset stays 0); sets *ret_gzip. */
+static int detect(int fd, const struct gw_source_type **ret, bool *ret_gzip)
 {
 	/* gzip's own header and a deflate stream that reaches 4 KiB of output fit in this */
 	enum { RAW = 2 * GW_SOURCE_SNIFF_BYTES };
@@ -127,7 +127,6 @@ static int detect(int fd, const char *path, const struct gw_source_type **ret, b
 				       : "not a trace gpuwhy reads (a gpuwhy trace, "
 					 "torch.profiler JSON or an Nsight Systems "
 					 "SQLite export)");
-	(void)path;
 out:
 	free(raw);
 	free(head);
@@ -145,7 +144,7 @@ int gw_source_open(const char *path, const struct gw_source_type *type, struct g
 	if (fd < 0)
 		return -errno;
 	if (!type) {
-		r = detect(fd, path, &type, &gzip);
+		r = detect(fd, &type, &gzip);
 	} else {
 		uint8_t magic[2];
 
@@ -153,15 +152,18 @@ int gw_source_open(const char *path, const struct gw_source_type *type, struct g
 		gzip = r == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 		r = r < 0 ? r : 0;
 	}
-	close(fd);
-	if (r < 0)
+	if (r < 0) {
+		close(fd);
 		return r;
+	}
 	s = calloc(1, sizeof(*s));
 	if (!s || !(s->path = strdup(path))) {
 		free(s);
+		close(fd);
 		return -ENOMEM;
 	}
 	s->type = type;
+	s->fd = fd;
 	s->gzip = gzip;
 	if ((r = type->open(s)) < 0) {
 		gw_source_free(s);
@@ -188,6 +190,8 @@ void gw_source_free(struct gw_source *s)
 	if (!s)
 		return;
 	s->type->close(s);
+	if (s->fd >= 0)
+		close(s->fd);
 	free(s->path);
 	free(s);
 }

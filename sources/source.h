@@ -25,8 +25,9 @@ struct gw_source_type {
 	/* True when a file starting with head[0, len) is of this format. When the file is
 	 * gzip-compressed, head is its decompressed start and gzip is true. */
 	bool (*sniff)(const uint8_t *head, size_t len, bool gzip);
-	/* Opens s->path (s->gzip says whether it is gzip-compressed); sets s->state. 0 or
-	 * -errno (with gw_source_fail for a reason worth more than strerror). */
+	/* Opens the input: s->fd is s->path open for reading at offset 0 (take it by setting
+	 * s->fd to -1), s->gzip says whether it is gzip-compressed; sets s->state. 0 or -errno
+	 * (with gw_source_fail for a reason worth more than strerror). */
 	int (*open)(struct gw_source *s);
 	/* As gw_source_next. */
 	int (*next)(struct gw_source *s, struct gw_record *ret);
@@ -39,6 +40,7 @@ struct gw_source_type {
 struct gw_source {
 	const struct gw_source_type *type;
 	char *path;
+	int fd;	     /* the file, open once; -1 once a type took it */
 	bool gzip;   /* the file is gzip-compressed */
 	void *state; /* the type's own */
 	/* Set by the type when next() returns 0: the input ended early (what was yielded is

@@ -295,17 +295,24 @@ static int reader_init(struct gw_reader *r, enum gw_reader_mode mode)
 
 int gw_reader_open_mode(const char *path, enum gw_reader_mode mode, struct gw_reader **ret)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	return gw_reader_open_fd(fd, mode, ret);
+}
+
+int gw_reader_open_fd(int fd, enum gw_reader_mode mode, struct gw_reader **ret)
+{
 	struct gw_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
 	int err;
 
-	if (!r)
+	if (!r) {
+		close(fd);
 		return -ENOMEM;
-	r->src.fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->src.fd < 0) {
-		err = -errno;
-		goto fail;
 	}
+	r->src.fd = fd;
 	if (fstat(r->src.fd, &st) < 0) {
 		err = -errno;
 		goto fail;

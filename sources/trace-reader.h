@@ -41,6 +41,10 @@ int gw_reader_open(const char *path, struct gw_reader **ret);
 /* The same with a mode; GW_READER_AUTO is gw_reader_open. */
 int gw_reader_open_mode(const char *path, enum gw_reader_mode mode, struct gw_reader **ret);
 
+/* The same over an open file, read from its current offset; the reader owns fd from the
+ * call on (it is closed on failure too). */
+int gw_reader_open_fd(int fd, enum gw_reader_mode mode, struct gw_reader **ret);
+
 /* Same over a buffer, which must outlive the reader (fuzzing, tests). */
 int gw_reader_open_memory(const void *data, size_t size, struct gw_reader **ret);
 int gw_reader_open_memory_mode(const void *data, size_t size, enum gw_reader_mode mode,

@@ -20,7 +20,6 @@
 #include "report-perfetto.h"
 #include "report-text.h"
 #include "source.h"
-#include "trace-reader.h"
 
 enum gw_report_mode {
 	GW_MODE_REPORT, /* the SM-time report */
@@ -31,12 +30,12 @@ struct gw_report_args {
 	enum gw_report_mode mode;
 	char **traces;
 	int ntraces;
-	const char *html;     /* --html FILE */
-	const char *perfetto; /* --perfetto FILE */
-	bool json;	      /* --json: JSON instead of text on stdout */
+	const char *html;		     /* --html FILE */
+	const char *perfetto;		     /* --perfetto FILE */
+	bool json;			     /* --json: JSON instead of text on stdout */
 	const struct gw_source_type *format; /* --format; NULL: from each file's content */
-	uint64_t tiny_ns;     /* --tiny-us */
-	uint64_t starve_ns;   /* --starve-us */
+	uint64_t tiny_ns;		     /* --tiny-us */
+	uint64_t starve_ns;		     /* --starve-us */
 };
 
 /* Exit codes (DESIGN.md): 0 ok, 1 an input is not a readable trace, 2 usage. */
@@ -356,13 +355,10 @@ static int write_exports(const struct gw_report_args *args, const struct gw_anal
 	if (args->perfetto) {
 		err = export_begin(1, args->perfetto, &to);
 		if (err >= 0)
-			err = gw_report_perfetto(a, (const char *const *)args->traces,
-						 args->ntraces, to);
+			err = gw_report_perfetto(a, to);
 		err = export_end(1, args->perfetto, err);
 		if (err < 0) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->perfetto,
-				err == -EBADMSG || err == -EPROTONOSUPPORT ? gw_reader_strerror(err)
-									   : strerror(-err));
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->perfetto, strerror(-err));
 			return GW_EXIT_UNREADABLE;
 		}
 	}

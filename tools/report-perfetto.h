@@ -11,24 +11,20 @@
 void gw_report_perfetto_options(struct gw_analysis_options *opt);
 
 /*
- * Writes the N traces at PATHS, analysed into A, to OUT ("-" is stdout) as a Chrome
- * trace-event JSON object, streamed while the traces are read again:
+ * Writes A to OUT ("-" is stdout) as a Chrome trace-event JSON object, from A's event view
+ * (A must have been analysed with gw_report_perfetto_options, which asks for it):
  *   - a process per trace (its pid) with a thread track per host thread: one X event per
- *     API record, category "api";
- *   - a process per GPU with a track per stream: one X event per KERNEL, MEMCPY and MEMSET
- *     record, categories "kernel", "memcpy", "memset" (a kernel's args carry its class,
- *     gw_kernel_class() of its name, as a bucket key); launch calls and their kernels are
- *     joined by flow arrows (bind_id = the correlation id);
+ *     API call, category "api";
+ *   - a process per GPU with a track per stream: one X event per kernel, copy and memset,
+ *     categories "kernel", "memcpy", "memset" (a kernel's args carry its class and fill as
+ *     the analysis decided them); launch calls and their operations are joined by flow arrows
+ *     (bind_id = the correlation id);
  *   - in the GPU's process, a "GPU idle" track: one X event per attributed gap of A, named
  *     by its bucket's key, category "idle";
- *   - counter (C) events: "live device memory" per GPU, one per device-memory MEMORY record
- *     (kinds device, async, VMM) in time order; "SM fill" per GPU, min(1, sum of the running
- *     kernels' gw_kernel_fill()), an event at each start or end that changes it. A trace with
- *     more kernels than the exact counter holds gets "SM fill (bin mean)" from A's bins.
- * Timestamps are microseconds from the earliest trace start. Memory held: the strings,
- * threads and devices of the traces, 24 bytes per device-memory MEMORY record and 64 per
- * kernel (up to 2 Mi kernels per trace).
- * Returns 0, -errno, or the reader's error for an unreadable trace.
+ *   - counter (C) events per GPU: "live device memory" at each allocation and free the
+ *     analysis counted, and "SM fill" at each change of the fill the attribution used (or,
+ *     past the view's limit, "SM fill (bin mean)" from A's bins).
+ * Timestamps are microseconds from the earliest capture start. Reads no trace.
+ * Returns 0 or -errno (-EINVAL: A has no event view).
  */
-int gw_report_perfetto(const struct gw_analysis *a, const char *const *paths, int n,
-		       const char *out);
+int gw_report_perfetto(const struct gw_analysis *a, const char *out);

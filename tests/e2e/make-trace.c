@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Writes a synthetic trace of a known shape through the real trace writer (a test input). */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,11 @@
  *     (a MEMORY free, bytes 0 as capture writes it).
  * One DEVICE (device 0, 132 SMs, 80 GiB) and one THREAD record. The records are flushed in
  * frames of at most 100000 so the writer never drops one. With UNTIMED, that many more
- * launches follow, each of an add_kernel CUPTI could not time (start and end 0).
+ * launches follow, each of an add_kernel CUPTI could not time (start and end 0). With EDGES
+ * (1), two records at the format's edges follow the loop, 10 us apart: a 3 MiB allocation of
+ * a memory kind this build does not know (42: device memory, by the analysis's rule), never
+ * freed, and a gemm_kernel of grid (264, 0, 0) and block (256, 0, 0) running 5 us (a 0
+ * dimension counts as 1).
  */
 #define GW_T0_NS     1000000ull
 #define GW_PERIOD_NS 10000ull
@@ -122,15 +127,17 @@ int main(int argc, char **argv)
 	struct gw_rec_thread thr = {
 		.time_ns = GW_T0_NS, .tid = GW_TID, .name = {(const uint8_t *)"main", 4}};
 	unsigned long n, streams, untimed = 0;
+	bool edges;
 	uint64_t corr = 0;
 	int r;
 
-	if (argc != 4 && argc != 5) {
-		fprintf(stderr, "usage: make-trace OUT KERNELS STREAMS [UNTIMED]\n");
+	if (argc < 4 || argc > 6) {
+		fprintf(stderr, "usage: make-trace OUT KERNELS STREAMS [UNTIMED [EDGES]]\n");
 		return 2;
 	}
-	if (argc == 5)
+	if (argc >= 5)
 		untimed = strtoul(argv[4], NULL, 10);
+	edges = argc == 6 && strtoul(argv[5], NULL, 10) != 0;
 	n = strtoul(argv[2], NULL, 10);
 	streams = strtoul(argv[3], NULL, 10);
 	if (!streams)
@@ -224,6 +231,33 @@ int main(int argc, char **argv)
 
 		emit_api(t + 1000, t + 3000, ++corr, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE, 0, 0);
 		emit_kernel(7, corr, S_ADD, 1, 0, 0);
+	}
+	if (edges) {
+		uint64_t t = GW_T0_NS + (n + untimed) * GW_PERIOD_NS;
+		struct gw_rec_memory m = {
+			.time_ns = t,
+			.op = GW_MEMORY_ALLOC,
+			.mem_kind = 42,
+			.tid = GW_TID,
+			.correlation = ++corr,
+			.address = 0x7e0000000000ull,
+			.bytes = 3 * GW_MIB,
+		};
+		struct gw_rec_kernel k = {
+			.stream = 7,
+			.correlation = ++corr,
+			.start_ns = t + 10000,
+			.end_ns = t + 15000,
+			.name_id = S_GEMM,
+			.grid_x = 264,
+			.block_x = 256,
+			.registers_per_thread = 32,
+		};
+
+		gw_emit(GW_REC_MEMORY, &m);
+		emit_api(t + 9000, t + 9500, k.correlation, GW_API_LAUNCH, S_LAUNCH, GW_SYNC_NONE,
+			 0, 0);
+		gw_emit(GW_REC_KERNEL, &k);
 	}
 	r = gw_writer_stop(true, 0);
 	if (r < 0) {
