@@ -244,7 +244,7 @@ def test_lint():
     expect(pat.search('x = getenv("A");') and pat.search('(getenv ("A"))') and
            not pat.search('secure_getenv("A")'), 'lint: the pattern finds a plain getenv')
     hits = []
-    for d in ('lib', 'capture', 'hooks', 'sources', 'tools'):
+    for d in ('lib', 'capture', 'hooks', 'sources', 'report', 'tools'):
         for dirpath, _, names in os.walk(os.path.join(A.source, d)):
             for n in names:
                 if not n.endswith(('.c', '.h', '.def')):

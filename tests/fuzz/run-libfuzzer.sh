@@ -20,10 +20,13 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 mkdir -p "$out"
 flags="-std=gnu11 -D_GNU_SOURCE -DGW_LIBFUZZER -g -O1 -fsanitize=fuzzer,address,undefined
-	-fno-sanitize-recover=undefined -I$root/include -I$root/analysis -I$root/tools
-	-isystem ${CUDA_ROOT:-/usr/local/cuda}/include"
-a=$root/analysis
-t=$root/tools
+	-fno-sanitize-recover=undefined -I$root/include -I$root/sources -I$root/analysis
+	-I$root/report -isystem ${CUDA_ROOT:-/usr/local/cuda}/include"
+# Every source of a folder, so that a new file needs no line here; the libraries the formats
+# read with come from pkg-config.
+sources=$(ls "$root"/sources/*.c)
+libs="-lzstd -lz -pthread $(pkg-config --libs yajl sqlite3 2>/dev/null || true)"
+page=$out/report-html-page.c
 
 # Each target: its sources, libraries, longest input and seed corpus in the tree. The two
 # builds run side by side.
@@ -31,18 +34,15 @@ for target in $targets; do
 	case $target in
 	fuzz-reader)
 		# shellcheck disable=SC2086
-		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" "$a/trace-reader.c" "$t/dump.c" \
-			-lzstd -pthread -o "$out/fuzz-reader" &
+		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" $sources "$root/report/dump.c" \
+			$libs -o "$out/fuzz-reader" &
 		;;
 	fuzz-analysis)
-		python3 "$t/html/embed.py" "$t/html/report.html" "$t/html/report.css" \
-			"$t/html/report.js" "$out/report-html-page.c"
+		python3 "$root/report/html/embed.py" "$root/report/html/report.html" \
+			"$root/report/html/report.css" "$root/report/html/report.js" "$page"
 		# shellcheck disable=SC2086
-		"$cc" $flags "$root/tests/fuzz/fuzz-analysis.c" "$a/advice.c" "$a/analyze-files.c" \
-			"$a/analyzer.c" "$a/attribute.c" "$a/classify.c" "$a/symbolize.c" "$a/util.c" \
-			"$a/trace-reader.c" "$t/report-text.c" "$t/report-json.c" "$t/report-html.c" \
-			"$t/json-out.c" "$out/report-html-page.c" \
-			-lzstd -ldw -lm -lstdc++ -pthread -o "$out/fuzz-analysis" &
+		"$cc" $flags "$root/tests/fuzz/fuzz-analysis.c" "$root"/analysis/*.c $sources \
+			"$root"/report/*.c "$page" $libs -ldw -lm -lstdc++ -o "$out/fuzz-analysis" &
 		;;
 	*)
 		echo "run-libfuzzer: unknown target $target" >&2

@@ -10,7 +10,7 @@
 #include "json-out.h"
 #include "report-html.h"
 
-/* From the page template, generated at build time by tools/html/embed.py. */
+/* From the page template, generated at build time by report/html/embed.py. */
 extern const char gw_html_page_head[];
 extern const char gw_html_page_tail[];
 
