@@ -13,15 +13,8 @@
 #include "config.h"
 #include "stacks.h"
 #include "subscriber.h"
+#include "clock.h"
 #include "trace-writer.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -38,11 +31,11 @@ static double measure(void (*fn)(void), unsigned n)
 	uint64_t per[ROUNDS];
 
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t t0 = now_ns();
+		uint64_t t0 = gw_now_ns();
 
 		for (unsigned i = 0; i < n; i++)
 			fn();
-		per[r] = (now_ns() - t0) * 1000 / n;
+		per[r] = (gw_now_ns() - t0) * 1000 / n;
 		/* Keep the writer's ring from filling: what is measured is the hot path. */
 		gw_writer_flush(1000000000ull);
 	}

@@ -14,6 +14,7 @@
 
 #include "gpuwhy/trace-codec.h"
 #include "trace-reader.h"
+#include "clock.h"
 #include "trace-writer.h"
 
 #define NAMES 4
@@ -28,14 +29,6 @@ static const struct {
 	{6000, 3900, 9000, 4096, 256},
 	{4500, 3300, 1500, 132, 512},
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* CPU time of the calling thread: on a shared machine, wall time also counts other loads. */
 static uint64_t cpu_ns(void)
@@ -117,7 +110,7 @@ static void *produce(void *arg)
 	uint64_t t0, c0;
 
 	fill_api(&a, 1);
-	t0 = now_ns();
+	t0 = gw_now_ns();
 	c0 = cpu_ns();
 	for (uint64_t i = 0; i < p->n; i++) {
 		a.correlation = i;
@@ -125,7 +118,7 @@ static void *produce(void *arg)
 		a.end_ns += 5000;
 		p->accepted += gw_emit(GW_REC_API, &a);
 	}
-	p->elapsed_ns = now_ns() - t0;
+	p->elapsed_ns = gw_now_ns() - t0;
 	p->cpu_ns = cpu_ns() - c0;
 	return NULL;
 }
@@ -147,7 +140,7 @@ static void bench_emit(int threads, uint64_t per_thread, bool print)
 	tmp_path(path, sizeof(path));
 	if (start(&opt, path) < 0)
 		return;
-	t0 = now_ns();
+	t0 = gw_now_ns();
 	for (int i = 0; i < threads; i++) {
 		p[i].n = per_thread;
 		pthread_create(&t[i], NULL, produce, &p[i]);
@@ -159,9 +152,9 @@ static void bench_emit(int threads, uint64_t per_thread, bool print)
 			slowest = p[i].elapsed_ns;
 		cpu += p[i].cpu_ns;
 	}
-	t1 = now_ns();
+	t1 = gw_now_ns();
 	gw_writer_stop(true, 0);
-	t2 = now_ns();
+	t2 = gw_now_ns();
 	gw_writer_get_stats(&st);
 	unlink(path);
 	if (!print)
@@ -269,7 +262,7 @@ static void bench_read(const char *path, uint64_t launches)
 		int k;
 
 		n = 0;
-		t0 = now_ns();
+		t0 = gw_now_ns();
 		c0 = process_cpu_ns();
 		if ((k = gw_reader_open(path, &r)) < 0) {
 			fprintf(stderr, "bench-trace: %s: %s\n", path, gw_reader_strerror(k));
@@ -277,7 +270,7 @@ static void bench_read(const char *path, uint64_t launches)
 		}
 		while ((k = gw_reader_next(r, &rec)) > 0)
 			n++;
-		t1 = now_ns();
+		t1 = gw_now_ns();
 		c1 = process_cpu_ns();
 		gw_reader_free(r);
 		wall[pass] = (double)n * 1e3 / (double)(t1 - t0);

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "output-path.h"
+
 const struct gw_setting_info gw_settings[] = {
 #define GW_SETTING(NAME, kind, field, def, help) {"GPUWHY_" #NAME, #kind, help},
 #include "settings.def"

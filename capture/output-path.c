@@ -50,6 +50,66 @@ static size_t format_u64(char *out, uint64_t v)
 	return n;
 }
 
+int gw_output_pattern_check(const char *pattern, const char **ret_bad)
+{
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (!p[1] || !strchr(GW_OUTPUT_SEQUENCES, p[1])) {
+			*ret_bad = p;
+			return -EINVAL;
+		}
+		p++;
+	}
+	return 0;
+}
+
+bool gw_output_pattern_varies(const char *pattern)
+{
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%' || !p[1])
+			continue;
+		if (p[1] != '%')
+			return true;
+		p++;
+	}
+	return false;
+}
+
+int gw_output_pattern_glob(const char *pattern, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		const char *piece;
+		char one[3] = {0};
+
+		if (p[0] == '%' && p[1] && p[1] != '%' && strchr(GW_OUTPUT_SEQUENCES, p[1])) {
+			piece = "*";
+			p++;
+		} else if (p[0] == '%' && p[1] == '%') {
+			piece = "%";
+			p++;
+		} else if (strchr("*?[\\", *p)) {
+			one[0] = '\\';
+			one[1] = *p;
+			piece = one;
+		} else {
+			one[0] = *p;
+			piece = one;
+		}
+		for (; *piece; piece++) {
+			if (o + 1 >= size)
+				return -ENAMETOOLONG;
+			out[o++] = *piece;
+		}
+	}
+	if (!size)
+		return -ENAMETOOLONG;
+	out[o] = '\0';
+	return 0;
+}
+
 int gw_output_path_expand(char *buf, size_t size, const char *pattern, pid_t pid, const char *host,
 			  int64_t rank)
 {

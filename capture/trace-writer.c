@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "gpuwhy/trace-codec.h"
+#include "clock.h"
 #include "trace-writer.h"
 
 #define GW_DEFAULT_FLUSH_NS   (250ull * 1000 * 1000)
@@ -101,14 +102,6 @@ static pthread_key_t thread_key;
 /* initial-exec: no lazy TLS allocation when a thread's first event arrives in a hook. */
 static __thread __attribute__((tls_model("initial-exec"))) struct gw_thread_buf *tls_buf;
 static __thread __attribute__((tls_model("initial-exec"))) uint32_t tls_gen;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void futex_wait(_Atomic uint32_t *addr, uint32_t val, uint64_t timeout_ns)
 {
@@ -330,7 +323,7 @@ static void add_drops_record(void)
 	if (!d.count)
 		return;
 	atomic_fetch_add(&w.st_buffer_drops, d.count);
-	d.time_ns = now_ns();
+	d.time_ns = gw_now_ns();
 	add_record(GW_REC_DROPS, &d);
 }
 
@@ -464,7 +457,7 @@ static void add_footer(void)
 	int n;
 
 	add_drops_record();
-	f.end_ns = now_ns();
+	f.end_ns = gw_now_ns();
 	f.records = atomic_load(&w.st_records) + w.frame_records;
 	f.dropped = atomic_load(&w.st_buffer_drops) + atomic_load(&w.st_write_drops) +
 		    atomic_load(&w.st_source_drops);
@@ -476,8 +469,8 @@ static void add_footer(void)
 
 static void *writer_main(void *arg)
 {
-	uint64_t next_flush = now_ns() + w.flush_ns, idle_sleep = GW_IDLE_SLEEP_MIN_NS;
-	uint64_t last_pass = now_ns(), max_bytes = 0;
+	uint64_t next_flush = gw_now_ns() + w.flush_ns, idle_sleep = GW_IDLE_SLEEP_MIN_NS;
+	uint64_t last_pass = gw_now_ns(), max_bytes = 0;
 	bool retired;
 
 	(void)arg;
@@ -493,7 +486,7 @@ static void *writer_main(void *arg)
 		max_bytes = 0;
 		if (!atomic_load(&w.stall)) {
 			moved = drain_all(&retired, &max_bytes);
-			t = now_ns();
+			t = gw_now_ns();
 			if (retired || t >= next_flush || req != atomic_load(&w.flush_done)) {
 				end_frame();
 				next_flush = t + w.flush_ns;
@@ -501,7 +494,7 @@ static void *writer_main(void *arg)
 				futex_wake(&w.flush_done);
 			}
 		}
-		t = now_ns();
+		t = gw_now_ns();
 		if (atomic_load(&w.stall)) {
 			sleep = GW_IDLE_SLEEP_MIN_NS;
 		} else if (moved) {
@@ -739,13 +732,13 @@ static void flush_wait(uint64_t timeout_ns)
 		return;
 	req = atomic_fetch_add(&w.flush_req, 1) + 1;
 	wake_writer();
-	deadline = now_ns() + timeout_ns;
+	deadline = gw_now_ns() + timeout_ns;
 	for (;;) {
 		uint32_t done = atomic_load(&w.flush_done);
 
 		if ((int32_t)(done - req) >= 0)
 			return;
-		t = now_ns();
+		t = gw_now_ns();
 		if (t >= deadline || atomic_load(&w.state) != GW_W_RUNNING)
 			return;
 		futex_wait(&w.flush_done, done, deadline - t);

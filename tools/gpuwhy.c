@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli-args.h"
+#include "output-path.h"
 
 #ifndef GW_INSTALL_LIBDIR_REL
 #define GW_INSTALL_LIBDIR_REL "../lib"
@@ -29,7 +30,6 @@
 
 #define GW_LIBRARY_NAME	   "libgpuwhy.so"
 #define GW_REPORT_NAME	   "gpuwhy-report"
-#define GW_DEFAULT_PATTERN "gpuwhy-%p.trace.zst"
 #define GW_MAX_REPORT_ARGS 32
 
 /* Bundled workloads `gpuwhy demo` may profile, in order of preference (build tree only). */
@@ -165,42 +165,6 @@ static int env_prepend(const char *name, const char *value, char sep)
 	r = setenv(name, joined, 1) < 0 ? -errno : 0;
 	free(joined);
 	return r;
-}
-
-/*
- * The trace file pattern as a glob: the capture library expands %p, %h and %r, so after the
- * run every file matching the pattern that was not there before is one of this run's traces.
- */
-static int pattern_to_glob(const char *pattern, char *out, size_t len)
-{
-	size_t o = 0;
-
-	for (const char *p = pattern; *p; p++) {
-		const char *piece;
-		char one[3] = {0};
-
-		if (p[0] == '%' && (p[1] == 'p' || p[1] == 'h' || p[1] == 'r')) {
-			piece = "*";
-			p++;
-		} else if (p[0] == '%' && p[1] == '%') {
-			piece = "%";
-			p++;
-		} else if (strchr("*?[\\", *p)) {
-			one[0] = '\\';
-			one[1] = *p;
-			piece = one;
-		} else {
-			one[0] = *p;
-			piece = one;
-		}
-		for (; *piece; piece++) {
-			if (o + 1 >= len)
-				return -ENAMETOOLONG;
-			out[o++] = *piece;
-		}
-	}
-	out[o] = '\0';
-	return 0;
 }
 
 static bool in_list(char **list, size_t n, const char *s)
@@ -449,7 +413,8 @@ static int output_pattern(const char *opt, const char *value, char *pattern, boo
 	char why[PATH_MAX + 64], path[PATH_MAX];
 	const char *dir;
 	struct stat st;
-	bool has_pct = false, as_dir;
+	const char *bad;
+	bool as_dir;
 	size_t len = strlen(value);
 	int dlen;
 
@@ -458,22 +423,15 @@ static int output_pattern(const char *opt, const char *value, char *pattern, boo
 		gw_cli_error(stderr, "gpuwhy", opt, value, "an empty path");
 		return -1;
 	}
-	for (const char *p = value; *p; p++) {
-		if (*p != '%')
-			continue;
-		if (!p[1] || !strchr("phr%", p[1])) {
-			gw_cli_error(stderr, "gpuwhy", opt, value,
-				     "'%%%.1s' is none of %%p (pid), %%h (host), %%r (rank), %%%%",
-				     p + 1);
-			return -1;
-		}
-		has_pct |= p[1] != '%';
-		p++;
+	if (gw_output_pattern_check(value, &bad) < 0) {
+		gw_cli_error(stderr, "gpuwhy", opt, value,
+			     "'%%%.1s' is none of %%p (pid), %%h (host), %%r (rank), %%%%", bad + 1);
+		return -1;
 	}
 	as_dir = is_directory(value);
 	if (snprintf(path, sizeof(path), "%s%s%s", value,
 		     as_dir && value[len - 1] != '/' ? "/" : "",
-		     as_dir ? GW_DEFAULT_PATTERN : "") >= (int)sizeof(path)) {
+		     as_dir ? GW_OUTPUT_DEFAULT : "") >= (int)sizeof(path)) {
 		gw_cli_error(stderr, "gpuwhy", opt, value, "%s", strerror(ENAMETOOLONG));
 		return -1;
 	}
@@ -519,7 +477,7 @@ static int output_pattern(const char *opt, const char *value, char *pattern, boo
 			gw_cli_error(stderr, "gpuwhy", opt, value, "%s", why);
 			return -1;
 		}
-		if (!has_pct && lstat(value, &st) == 0) {
+		if (!gw_output_pattern_varies(value) && lstat(value, &st) == 0) {
 			gw_cli_error(stderr, "gpuwhy", opt, value,
 				     "exists, and traces are never overwritten (add %%p, or give a "
 				     "directory)");
@@ -648,7 +606,7 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 		o->output = exported;
 		opt = "GPUWHY_OUTPUT";
 	}
-	if (output_pattern(opt, o->output ? o->output : GW_DEFAULT_PATTERN, pattern, &make_dir) <
+	if (output_pattern(opt, o->output ? o->output : GW_OUTPUT_DEFAULT, pattern, &make_dir) <
 		    0 ||
 	    check_report_outputs(o, make_dir ? o->output : NULL) < 0)
 		return 2;
@@ -665,7 +623,7 @@ static int run_command(struct gw_run_opts *o, char *const cmd[])
 		gw_cli_error(stderr, "gpuwhy", opt, o->output, "%s", strerror(errno));
 		return 2;
 	}
-	if (pattern_to_glob(pattern, gl, sizeof(gl)) < 0) {
+	if (gw_output_pattern_glob(pattern, gl, sizeof(gl)) < 0) {
 		fprintf(stderr, "gpuwhy: the trace path is too long\n");
 		return 2;
 	}

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* GPUWHY_OUTPUT expansion, the rank variables, and creation that never overwrites. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,6 +46,35 @@ static void test_expand_errors(void **state)
 	assert_int_equal(gw_output_path_expand(buf, 8, "%p", 1234567, "h", 0), 7);
 	assert_int_equal(gw_output_path_expand(buf, 7, "%p", 1234567, "h", 0), -ENAMETOOLONG);
 	assert_int_equal(gw_output_path_expand(buf, 4, "%h", 1, "hostname", 0), -ENAMETOOLONG);
+}
+
+/* The launcher's view of the grammar: the check, whether names differ per process, and the
+ * glob that finds every expansion after the run. */
+static void test_pattern(void **state)
+{
+	static const char *const good[] = {"t.zst", "%p", "a-%h-%r-%%.zst", "%%p"};
+	const char *bad;
+	char gl[64], path[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(gw_output_pattern_check(good[i], &bad), 0);
+	assert_int_equal(gw_output_pattern_check("a%qb", &bad), -EINVAL);
+	assert_string_equal(bad, "%qb");
+	assert_int_equal(gw_output_pattern_check("ends%", &bad), -EINVAL);
+	assert_string_equal(bad, "%");
+
+	assert_false(gw_output_pattern_varies("trace.zst"));
+	assert_false(gw_output_pattern_varies("100%%.zst"));
+	assert_true(gw_output_pattern_varies("t-%r.zst"));
+
+	assert_int_equal(gw_output_pattern_glob("/d/g-%h-%p[%%]*.zst", gl, sizeof(gl)), 0);
+	assert_string_equal(gl, "/d/g-*-*\\[%]\\*.zst");
+	/* every expansion matches it */
+	assert_true(gw_output_path_expand(path, sizeof(path), "/d/g-%h-%p[%%]*.zst", 42, "node",
+					  -1) > 0);
+	assert_int_equal(fnmatch(gl, path, 0), 0);
+	assert_int_equal(gw_output_pattern_glob("%p%p%p", gl, 3), -ENAMETOOLONG);
 }
 
 static void test_rank(void **state)
@@ -123,6 +153,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_expand),
 		cmocka_unit_test(test_expand_errors),
+		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_open_never_overwrites),
 	};
