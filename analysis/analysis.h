@@ -29,6 +29,24 @@ extern const struct gw_bucket_info gw_buckets[GW_BUCKET_COUNT];
 /* The bucket whose key is `key`, or -EINVAL. */
 int gw_bucket_from_key(const char *key);
 
+/* The name of a kind of the trace format (analysis/kinds.def): key for JSON and text, label
+ * for the page. */
+struct gw_kind_name {
+	const char *key;
+	const char *label;
+};
+
+/* enum gw_sync_kind's name; "none" for a value the table does not know. */
+const struct gw_kind_name *gw_sync_kind_name(unsigned kind);
+/* enum gw_mem_kind's name; "unknown" for a value the table does not know. */
+const struct gw_kind_name *gw_mem_kind_name(unsigned kind);
+
+/* Every row, in the table's order, for renderers that list them (the page). */
+extern const struct gw_kind_name gw_sync_kind_names[];
+extern const unsigned gw_n_sync_kind_names;
+extern const struct gw_kind_name gw_mem_kind_names[];
+extern const unsigned gw_n_mem_kind_names;
+
 /* Settings of an analysis. Call gw_analysis_options_init() first, then override. */
 struct gw_analysis_options {
 	uint64_t tiny_ns;	/* a kernel shorter than this is tiny (10 us) */

@@ -9,6 +9,7 @@
 
 #include "json-out.h"
 #include "report-html.h"
+#include "report-json.h"
 
 /* From the page template, generated at build time by report/html/embed.py. */
 extern const char gw_html_page_head[];
@@ -22,11 +23,6 @@ void gw_report_html_options(struct gw_analysis_options *opt)
 	if (opt->timeline_bins < GW_HTML_TIMELINE_BINS)
 		opt->timeline_bins = GW_HTML_TIMELINE_BINS;
 	opt->keep_gaps = true;
-}
-
-static void key_u64(FILE *f, const char *key, uint64_t v, bool comma)
-{
-	fprintf(f, "\"%s\":%" PRIu64 "%s", key, v, comma ? "," : "");
 }
 
 static void key_dbl(FILE *f, const char *key, double v, bool comma)
@@ -45,19 +41,6 @@ static void key_str(FILE *f, const char *key, const char *v, bool comma)
 		fputc(',', f);
 }
 
-static void write_site(FILE *f, const struct gw_site *s)
-{
-	fputs("\"site\":{", f);
-	key_str(f, "text", s->text ? s->text : "(no stack)", true);
-	fputs("\"frames\":[", f);
-	for (unsigned i = 0; i < s->n_frames; i++) {
-		if (i)
-			fputc(',', f);
-		gw_json_cstr(f, s->frames[i]);
-	}
-	fputs("]}", f);
-}
-
 static bool simulated(const struct gw_analysis *a)
 {
 	for (unsigned i = 0; i < a->n_devices; i++)
@@ -66,97 +49,32 @@ static bool simulated(const struct gw_analysis *a)
 	return false;
 }
 
-static void write_header_part(FILE *f, const struct gw_analysis *a)
+/* The names the page shows, from the tables that own them: buckets, sync and memory kinds. */
+static void write_names(FILE *f)
 {
-	fprintf(f, "\"schema\":\"gpuwhy-html/1\",\"simulated\":%s,",
-		simulated(a) ? "true" : "false");
-	key_u64(f, "duration_ns", a->end_ns > a->start_ns ? a->end_ns - a->start_ns : 0, true);
-
-	fputs("\"traces\":[", f);
-	for (unsigned i = 0; i < a->n_traces; i++) {
-		const struct gw_trace_info *t = &a->traces[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_str(f, "path", t->path, true);
-		key_u64(f, "pid", t->pid, true);
-		fprintf(f, "\"rank\":%" PRId64 ",", t->rank);
-		key_str(f, "command", t->command, true);
-		key_u64(f, "records", t->records, true);
-		key_u64(f, "dropped_records", t->dropped_records, true);
-		key_dbl(f, "compute", t->breakdown[GW_BUCKET_COMPUTE], true);
-		key_str(f, "top_idle",
-			t->top_idle < GW_BUCKET_COUNT ? gw_buckets[t->top_idle].key : NULL, true);
-		key_dbl(f, "top_idle_fraction",
-			t->top_idle < GW_BUCKET_COUNT ? t->breakdown[t->top_idle] : 0, true);
-		fprintf(f, "\"truncated\":%s,\"clean_exit\":%s}", t->truncated ? "true" : "false",
-			t->clean_exit ? "true" : "false");
-	}
-	fputs("],\"devices\":[", f);
-	for (unsigned i = 0; i < a->n_devices; i++) {
-		const struct gw_device_result *d = &a->devices[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_u64(f, "trace", d->trace, true);
-		key_u64(f, "id", d->id, true);
-		key_str(f, "name", d->name, true);
-		key_u64(f, "sm_count", d->sm_count, true);
-		key_u64(f, "memory_total_bytes", d->memory_total_bytes, true);
-		key_u64(f, "peak_bytes", d->peak_bytes, true);
-		key_dbl(f, "compute", d->breakdown[GW_BUCKET_COMPUTE], true);
-		fprintf(f, "\"described\":%s}", d->described ? "true" : "false");
-	}
-	fputs("],\"buckets\":[", f);
+	fputs("\"buckets\":[", f);
 	for (unsigned b = 0; b < GW_BUCKET_COUNT; b++) {
 		fputs(b ? ",{" : "{", f);
 		key_str(f, "key", gw_buckets[b].key, true);
 		key_str(f, "label", gw_buckets[b].label, true);
 		fprintf(f, "\"cause\":%d,", gw_buckets[b].cause);
-		key_str(f, "remedy", gw_buckets[b].remedy, true);
-		key_dbl(f, "fraction", a->breakdown[b], true);
-		key_dbl(f, "sm_ns", a->sm_ns[b], false);
+		key_str(f, "remedy", gw_buckets[b].remedy, false);
 		fputc('}', f);
 	}
-	fputs("],", f);
-	key_str(f, "dominant", a->dominant < GW_BUCKET_COUNT ? gw_buckets[a->dominant].key : NULL,
-		true);
-	key_str(f, "top_idle", a->top_idle < GW_BUCKET_COUNT ? gw_buckets[a->top_idle].key : NULL,
-		true);
-	fprintf(f, "\"quadrant\":{\"memory\":\"%s\",\"compute\":\"%s\"},",
-		a->memory_high ? "high" : "low", a->compute_high ? "high" : "low");
-
-	fputs("\"util\":{", f);
-	key_dbl(f, "kernel_active", a->util.kernel_active, true);
-	key_dbl(f, "sm_busy", a->util.sm_busy, true);
-	key_dbl(f, "compute", a->util.compute, true);
-	if (a->util.memory_bandwidth < 0)
-		fputs("\"memory_bandwidth\":null", f);
-	else
-		key_dbl(f, "memory_bandwidth", a->util.memory_bandwidth, false);
-	fputs("},\"memory\":{", f);
-	key_u64(f, "peak_bytes", a->memory.peak_bytes, true);
-	key_u64(f, "final_bytes", a->memory.final_bytes, true);
-	key_dbl(f, "growth_bytes_per_s", a->memory.growth_bytes_per_s, true);
-	key_u64(f, "total_bytes", a->memory.total_bytes, true);
-	key_dbl(f, "peak_fraction", a->memory.peak_fraction, true);
-	key_u64(f, "managed_peak_bytes", a->memory.managed_peak_bytes, true);
-	key_u64(f, "pinned_peak_bytes", a->memory.pinned_peak_bytes, true);
-	key_u64(f, "never_freed", a->memory.never_freed, true);
-	key_u64(f, "never_freed_bytes", a->memory.never_freed_bytes, false);
-	fputs("},\"counts\":{", f);
-	key_u64(f, "kernels", a->counts.kernels, true);
-	key_u64(f, "tiny_kernels", a->counts.tiny_kernels, true);
-	key_u64(f, "launches", a->counts.launches, true);
-	key_u64(f, "host_syncs", a->counts.host_syncs, true);
-	key_u64(f, "memcpy", a->counts.memcpy, true);
-	key_u64(f, "memset", a->counts.memset, true);
-	key_u64(f, "allocations", a->counts.allocations, true);
-	key_u64(f, "frees", a->counts.frees, false);
-	fputs("},\"launch_split\":{", f);
-	key_dbl(f, "queued_sm_ns", a->launch_queued_sm_ns, true);
-	key_dbl(f, "in_call_sm_ns", a->launch_in_call_sm_ns, true);
-	key_dbl(f, "between_sm_ns", a->launch_between_sm_ns, false);
+	fputs("],\"sync_kinds\":{", f);
+	for (unsigned k = 0; k < gw_n_sync_kind_names; k++)
+		key_str(f, gw_sync_kind_names[k].key, gw_sync_kind_names[k].label,
+			k + 1 < gw_n_sync_kind_names);
+	fputs("},\"mem_kinds\":{", f);
+	for (unsigned k = 0, first = 1; k < gw_n_mem_kind_names; k++) {
+		if (!gw_mem_kind_names[k].key)
+			continue;
+		if (!first)
+			fputc(',', f);
+		key_str(f, gw_mem_kind_names[k].key, gw_mem_kind_names[k].label, false);
+		first = 0;
+	}
 	fputs("},", f);
-	key_dbl(f, "unclassified_kernel_share", a->unclassified_kernel_share, true);
 }
 
 /* The drawing timeline, merged down to at most 2 * GW_HTML_TIMELINE_BINS bins. Values are
@@ -311,102 +229,8 @@ static int write_gaps(FILE *f, const struct gw_analysis *a)
 	} else if (span > 0) {
 		r = write_gap_cells(f, a, t0, span);
 	}
-	fputs("]},", f);
+	fputs("]}", f);
 	return r;
-}
-
-static void write_sites(FILE *f, const struct gw_analysis *a)
-{
-	fputs("\"sync_sites\":[", f);
-	for (unsigned i = 0; i < a->n_sync_sites; i++) {
-		const struct gw_sync_site *s = &a->sync_sites[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_str(f, "api", s->api, true);
-		key_u64(f, "kind", s->kind, true);
-		key_u64(f, "count", s->count, true);
-		key_u64(f, "wait_ns", s->wait_ns, true);
-		key_u64(f, "exposed_ns", s->exposed_ns, true);
-		key_u64(f, "host_work_after_ns", s->host_work_after_ns, true);
-		write_site(f, &s->site);
-		fputc('}', f);
-	}
-	fputs("],\"tiny_kernels\":[", f);
-	for (unsigned i = 0; i < a->n_tiny_kernels; i++) {
-		const struct gw_tiny_kernel *t = &a->tiny_kernels[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_str(f, "name", t->name, true);
-		key_u64(f, "count", t->count, true);
-		key_u64(f, "total_ns", t->total_ns, true);
-		key_u64(f, "gap_before_ns", t->gap_before_ns, true);
-		write_site(f, &t->site);
-		fputc('}', f);
-	}
-	fputs("],\"alloc_sites\":[", f);
-	for (unsigned i = 0; i < a->n_alloc_sites; i++) {
-		const struct gw_alloc_site *s = &a->alloc_sites[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_u64(f, "kind", s->kind, true);
-		key_u64(f, "count", s->count, true);
-		key_u64(f, "bytes", s->bytes, true);
-		key_u64(f, "max_bytes", s->max_bytes, true);
-		key_u64(f, "never_freed", s->never_freed, true);
-		key_u64(f, "never_freed_bytes", s->never_freed_bytes, true);
-		write_site(f, &s->site);
-		fputc('}', f);
-	}
-	fputs("],\"fusion\":[", f);
-	for (unsigned i = 0; i < a->n_fusion; i++) {
-		const struct gw_fusion_candidate *c = &a->fusion[i];
-
-		fputs(i ? ",{\"names\":[" : "{\"names\":[", f);
-		for (unsigned k = 0; k < c->n_kernels; k++) {
-			if (k)
-				fputc(',', f);
-			gw_json_cstr(f, c->names[k]);
-		}
-		fputs("],", f);
-		key_u64(f, "occurrences", c->occurrences, true);
-		key_u64(f, "kernel_ns", c->kernel_ns, true);
-		key_u64(f, "saved_ns", c->saved_ns, true);
-		write_site(f, &c->site);
-		fputc('}', f);
-	}
-	fputs("],\"kernels\":[", f);
-	for (unsigned i = 0; i < a->n_kernels; i++) {
-		const struct gw_kernel_stat *k = &a->kernels[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_str(f, "name", k->name, true);
-		key_str(f, "class", k->cls < GW_BUCKET_COUNT ? gw_buckets[k->cls].key : NULL, true);
-		fprintf(f, "\"classified\":%s,", k->classified ? "true" : "false");
-		key_u64(f, "count", k->count, true);
-		key_u64(f, "total_ns", k->total_ns, true);
-		key_dbl(f, "mean_fill", k->mean_fill, true);
-		key_u64(f, "chain_count", k->chain_count, true);
-		write_site(f, &k->site);
-		fputc('}', f);
-	}
-	fputs("],\"recs\":[", f);
-	for (unsigned i = 0; i < a->n_recs; i++) {
-		const struct gw_recommendation *r = &a->recs[i];
-
-		fputs(i ? ",{" : "{", f);
-		key_str(f, "bucket", r->bucket < GW_BUCKET_COUNT ? gw_buckets[r->bucket].key : NULL,
-			true);
-		key_dbl(f, "fraction", r->fraction, true);
-		key_str(f, "text", r->text, false);
-		fputc('}', f);
-	}
-	fputs("],\"warnings\":[", f);
-	for (unsigned i = 0; i < a->n_warnings; i++) {
-		if (i)
-			fputc(',', f);
-		gw_json_cstr(f, a->warnings[i]);
-	}
-	fputs("]", f);
 }
 
 int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options *opt,
@@ -418,18 +242,20 @@ int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options
 
 	if (!f)
 		return -errno;
+	/* The page's data: the report exactly as --json writes it, and what only the drawing
+	 * needs beside it. */
 	fputs(gw_html_page_head, f);
-	fputc('{', f);
-	write_header_part(f, a);
-	if (opt)
-		fprintf(f, "\"tiny_us\":%.3g,\"starve_us\":%.3g,", opt->tiny_ns / 1e3,
-			opt->starve_ns / 1e3);
+	fputs("{\"report\":", f);
+	if ((r = gw_report_json(a, opt, f)) < 0)
+		goto out;
+	fprintf(f, ",\"page\":{\"schema\":\"gpuwhy-page/1\",\"simulated\":%s,",
+		simulated(a) ? "true" : "false");
+	write_names(f);
 	write_timeline(f, a);
 	r = write_gaps(f, a);
 	if (r < 0)
 		goto out;
-	write_sites(f, a);
-	fputc('}', f);
+	fputs("}}", f);
 	fputs(gw_html_page_tail, f);
 out:
 	if (ferror(f) && r >= 0)

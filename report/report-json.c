@@ -29,38 +29,6 @@ static void jkey(FILE *f, const char *k)
 	fprintf(f, "\"%s\":", k);
 }
 
-static const char *sync_kind_name(int k)
-{
-	switch (k) {
-	case GW_SYNC_EXPLICIT:
-		return "explicit";
-	case GW_SYNC_COPY:
-		return "copy";
-	case GW_SYNC_IMPLICIT:
-		return "implicit";
-	default:
-		return "none";
-	}
-}
-
-static const char *mem_kind_name(int k)
-{
-	switch (k) {
-	case GW_MEM_DEVICE:
-		return "device";
-	case GW_MEM_ASYNC:
-		return "async";
-	case GW_MEM_MANAGED:
-		return "managed";
-	case GW_MEM_HOST_PINNED:
-		return "pinned";
-	case GW_MEM_VMM:
-		return "vmm";
-	default:
-		return "unknown";
-	}
-}
-
 static void breakdown(FILE *f, const double *bd)
 {
 	fputc('{', f);
@@ -206,7 +174,7 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		fprintf(f,
 			",\"kind\":\"%s\",\"count\":%" PRIu64 ",\"wait_ns\":%" PRIu64
 			",\"exposed_ns\":%" PRIu64 ",\"exposed_fraction\":",
-			sync_kind_name(s->kind), s->count, s->wait_ns, s->exposed_ns);
+			gw_sync_kind_name(s->kind)->key, s->count, s->wait_ns, s->exposed_ns);
 		jnum(f, s->exposed_sm_ns / budget);
 		fprintf(f, ",\"host_work_after_ns\":%" PRIu64, s->host_work_after_ns);
 		site(f, &s->site);
@@ -234,8 +202,8 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 			"%s{\"kind\":\"%s\",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64
 			",\"max_bytes\":%" PRIu64 ",\"never_freed\":%" PRIu64
 			",\"never_freed_bytes\":%" PRIu64,
-			i ? "," : "", mem_kind_name(s->kind), s->count, s->bytes, s->max_bytes,
-			s->never_freed, s->never_freed_bytes);
+			i ? "," : "", gw_mem_kind_name(s->kind)->key, s->count, s->bytes,
+			s->max_bytes, s->never_freed, s->never_freed_bytes);
 		site(f, &s->site);
 		fputc('}', f);
 	}

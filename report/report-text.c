@@ -327,13 +327,12 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 		fprintf(f, "\n%sSynchronizing calls%s (by exposed idle)\n", st->bold, st->reset);
 		for (unsigned i = 0; i < res->n_sync_sites; i++) {
 			const struct gw_sync_site *s = &res->sync_sites[i];
-			static const char *const kinds[] = {"none", "explicit", "copy", "implicit"};
 
 			fprintf(f,
 				"  %-24s %-8s x%-8" PRIu64
 				" waited %9.2f ms  exposed %9.2f ms  %s\n",
-				s->api, kinds[s->kind & 3], s->count, ms((double)s->wait_ns),
-				ms((double)s->exposed_ns), s->site.text);
+				s->api, gw_sync_kind_name(s->kind)->key, s->count,
+				ms((double)s->wait_ns), ms((double)s->exposed_ns), s->site.text);
 			site_frames(f, &s->site);
 		}
 	}

@@ -425,7 +425,8 @@ static int output_pattern(const char *opt, const char *value, char *pattern, boo
 	}
 	if (gw_output_pattern_check(value, &bad) < 0) {
 		gw_cli_error(stderr, "gpuwhy", opt, value,
-			     "'%%%.1s' is none of %%p (pid), %%h (host), %%r (rank), %%%%", bad + 1);
+			     "'%%%.1s' is none of %%p (pid), %%h (host), %%r (rank), %%%%",
+			     bad + 1);
 		return -1;
 	}
 	as_dir = is_directory(value);

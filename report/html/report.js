@@ -73,16 +73,23 @@
 	};
 	const fmtCount = (n) => num(n).toLocaleString("en-US");
 
-	let D;
+	// The page's data: the report as --json writes it (schema gpuwhy-report/1) and what only the
+	// drawing needs (the timeline, the gaps, and the names of buckets and kinds).
+	let D, P;
 	try {
-		D = JSON.parse(document.getElementById("gw-data").textContent);
+		const data = JSON.parse(document.getElementById("gw-data").textContent);
+		D = data.report || {};
+		P = data.page || {};
 	} catch (e) {
 		document.querySelector("main").prepend(
 			el("p", { class: "banner warn", text: "gpuwhy: this page's data could not be read: " + e.message })
 		);
 		return;
 	}
-	const buckets = D.buckets || [];
+	const breakdownOf = D.breakdown || {};
+	const buckets = (P.buckets || []).map((b) => Object.assign({}, b, { fraction: num(breakdownOf[b.key]) }));
+	const durationNs = num((D.window || {}).duration_ns);
+	const U = D.utilization || {};
 	const bucketIndex = {};
 	buckets.forEach((b, i) => (bucketIndex[b.key] = i));
 	const bucketByKey = (k) => buckets[bucketIndex[k]];
@@ -97,10 +104,10 @@
 		if (cmd) parts.push(cmd);
 		if ((D.traces || []).length > 1) parts.push(D.traces.length + " processes");
 		else if (t0.pid) parts.push("pid " + t0.pid);
-		parts.push(fmtTime(D.duration_ns) + " of GPU activity");
+		parts.push(fmtTime(durationNs) + " of GPU activity");
 		document.getElementById("meta").textContent = parts.join(" · ");
 		document.title = "gpuwhy · " + (cmd ? cmd.split(" ")[0].split("/").pop() : "report");
-		if (D.simulated) document.getElementById("sim-banner").hidden = false;
+		if (P.simulated) document.getElementById("sim-banner").hidden = false;
 		const w = D.warnings || [];
 		if (w.length) {
 			const box = document.getElementById("warnings");
@@ -112,7 +119,7 @@
 	function renderVerdict() {
 		const box = document.getElementById("verdict");
 		const compute = fractionOf("compute");
-		const top = D.top_idle;
+		const top = D.top_idle_cause;
 		const topF = fractionOf(top);
 		const q = D.quadrant || {};
 		const mem = D.memory || {};
@@ -120,7 +127,7 @@
 			? "memory peaked at " + fmtBytes(mem.peak_bytes) + " of " + fmtBytes(mem.total_bytes) + " (" + pct(mem.peak_fraction) + ")"
 			: "memory peaked at " + fmtBytes(mem.peak_bytes) + " (device capacity unknown)";
 		let headline;
-		if (!num(D.duration_ns))
+		if (!durationNs)
 			headline = "No GPU operation was recorded: nothing to attribute.";
 		else if (q.memory === "high" && q.compute === "high")
 			headline = "Healthy: memory is well used and the SMs did useful work " + pct(compute) + " of the time.";
@@ -134,7 +141,7 @@
 		if (top && topF > 0)
 			detail.push("The largest loss is " + labelOf(top) + ": " + pct(topF) + " of SM-time.");
 		detail.push(memText.charAt(0).toUpperCase() + memText.slice(1) + ".");
-		const quadRec = (D.recs || []).find((r) => !r.bucket);
+		const quadRec = (D.recommendations || []).find((r) => r.bucket === "quadrant");
 		box.append(
 			el("p", { class: "headline", text: headline }),
 			el("p", { class: "detail", text: detail.join(" ") }),
@@ -144,13 +151,13 @@
 				{ class: "quadrant" },
 				el("span", { class: "badge " + (q.memory === "high" ? "high" : "low"), text: "memory " + (q.memory || "?") }),
 				el("span", { class: "badge " + (q.compute === "high" ? "good" : "low"), text: "compute " + (q.compute || "?") }),
-				D.dominant ? el("span", { class: "badge", text: "dominant: " + labelOf(D.dominant) }) : null
+				D.dominant_cause ? el("span", { class: "badge", text: "dominant: " + labelOf(D.dominant_cause) }) : null
 			)
 		);
 	}
 
 	function renderFigures() {
-		const u = D.util || {};
+		const u = U;
 		const m = D.memory || {};
 		const c = D.counts || {};
 		const figs = [
@@ -171,7 +178,7 @@
 			],
 			["Kernels", fmtCount(c.kernels), fmtCount(c.tiny_kernels) + " tiny, " + fmtCount(c.launches) + " launches"],
 			["Host syncs", fmtCount(c.host_syncs), fmtCount(c.memcpy) + " copies, " + fmtCount(c.memset) + " memsets"],
-			["GPU window", fmtTime(D.duration_ns), (D.devices || []).length + " device(s)"],
+			["GPU window", fmtTime(durationNs), (D.devices || []).length + " device(s)"],
 		];
 		const box = document.getElementById("figures");
 		for (const [label, value, source] of figs)
@@ -212,11 +219,11 @@
 	}
 
 	// ---------- the timeline ----------
-	const T = D.timeline || { n: 0 };
+	const T = P.timeline || { n: 0 };
 	const nb = num(T.n);
 	const binNs = num(T.bin_ns, 1) || 1;
-	const total = Math.max(num(D.duration_ns), nb * binNs, 1);
-	const gapList = (D.gaps && D.gaps.list) || [];
+	const total = Math.max(durationNs, nb * binNs, 1);
+	const gapList = (P.gaps && P.gaps.list) || [];
 	const nGaps = Math.floor(gapList.length / 4);
 	const view = { v0: 0, v1: total };
 	const L = { left: 128, right: 18, top: 10 };
@@ -233,7 +240,7 @@
 	const capBytes = num((D.memory || {}).total_bytes);
 	let memFit = capBytes > 0 && livePeak < 0.05 * capBytes; // a small footprint: show its shape first
 	const memMaxOf = () => (memFit ? livePeak : Math.max(num((D.memory || {}).total_bytes), livePeak));
-	const bwMeasured = !((D.util || {}).memory_bandwidth === null || (D.util || {}).memory_bandwidth === undefined || D.util.memory_bandwidth < 0);
+	const bwMeasured = !(U.memory_bandwidth === null || U.memory_bandwidth === undefined || U.memory_bandwidth < 0);
 
 	function layout(width) {
 		let y = L.top;
@@ -374,9 +381,9 @@
 		// Bandwidth lane.
 		const bl = lanes[2];
 		if (bwMeasured) {
-			const y = bl.y + bl.h - Math.min(D.util.memory_bandwidth, 1) * bl.h;
+			const y = bl.y + bl.h - Math.min(U.memory_bandwidth, 1) * bl.h;
 			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, stroke: COLORS.bandwidth_bound, "stroke-width": 1.6 }, svg);
-			sv("text", { x: L.left + 6, y: bl.y + 14, class: "lane-note", text: "measured mean over the run: " + pct(D.util.memory_bandwidth) + " of peak DRAM bandwidth" }, svg);
+			sv("text", { x: L.left + 6, y: bl.y + 14, class: "lane-note", text: "measured mean over the run: " + pct(U.memory_bandwidth) + " of peak DRAM bandwidth" }, svg);
 		} else {
 			sv("rect", { x: L.left, y: bl.y, width: G.plotW, height: bl.h, fill: "url(#hatch)", "fill-opacity": 0.85 }, svg);
 			sv("text", {
@@ -565,10 +572,12 @@
 	}
 
 	// ---------- causes and tables ----------
-	const siteCell = (s) => {
+	// A row's call site: its text ("site") and the frames below it.
+	const siteText = (r) => (r && r.site) || "(no stack)";
+	const siteCell = (r) => {
 		const td = el("td", { class: "site" });
-		const text = (s && s.text) || "(no stack)";
-		const frames = (s && s.frames) || [];
+		const text = siteText(r);
+		const frames = (r && r.frames) || [];
 		if (frames.length > 1) {
 			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map((f) => el("li", { text: f })))));
 		} else td.textContent = text;
@@ -592,8 +601,7 @@
 		return el("table", {}, el("thead", {}, head), el("tbody", {}, ...body));
 	}
 
-	const SYNC_KIND = { 0: "none", 1: "explicit", 2: "copy", 3: "implicit" };
-	const MEM_KIND = { 1: "device", 2: "async pool", 3: "managed", 4: "pinned host", 5: "VMM" };
+	const kindLabel = (names, key) => (names || {})[key] || String(key);
 
 	function renderCauses() {
 		const box = el("div", { class: "causes" });
@@ -603,9 +611,9 @@
 			box.append(el("p", { class: "empty", text: "No idle bucket above 0.5% of SM-time." }));
 			return;
 		}
-		const split = D.launch_split || {};
+		const split = D.launch_overhead_split || {};
 		for (const b of idle) {
-			const recs = (D.recs || []).filter((r) => r.bucket === b.key);
+			const recs = (D.recommendations || []).filter((r) => r.bucket === b.key);
 			const title = (b.cause ? "Cause " + b.cause + " · " : "") + b.label;
 			const card = el(
 				"div",
@@ -617,25 +625,25 @@
 			const sites = [];
 			if (b.key === "host_sync")
 				for (const s of (D.sync_sites || []).slice(0, 3))
-					sites.push(s.api + " ×" + fmtCount(s.count) + " at " + ((s.site || {}).text || "(no stack)") + " — exposed " + fmtTime(s.exposed_ns));
+					sites.push(s.api + " ×" + fmtCount(s.count) + " at " + siteText(s) + " — exposed " + fmtTime(s.exposed_ns));
 			if (b.key === "launch_overhead") {
-				const tot = num(split.queued_sm_ns) + num(split.in_call_sm_ns) + num(split.between_sm_ns);
+				const tot = num(split.queued) + num(split.in_launch_calls) + num(split.between_launches);
 				if (tot > 0)
 					card.append(
 						el("p", {
 							class: "hint",
-							text: "Of this: " + pct(num(split.in_call_sm_ns) / tot) + " inside launch calls, " + pct(num(split.between_sm_ns) / tot) +
-								" between them, " + pct(num(split.queued_sm_ns) / tot) + " the GPU's own latency between queued work.",
+							text: "Of this: " + pct(num(split.in_launch_calls) / tot) + " inside launch calls, " + pct(num(split.between_launches) / tot) +
+								" between them, " + pct(num(split.queued) / tot) + " the GPU's own latency between queued work.",
 						})
 					);
-				for (const f of (D.fusion || []).slice(0, 3))
-					sites.push("fuse " + f.names.join(" → ") + " (×" + fmtCount(f.occurrences) + ", gives back " + fmtTime(f.saved_ns) + ")");
+				for (const f of (D.fusion_candidates || []).slice(0, 3))
+					sites.push("fuse " + f.kernels.join(" → ") + " (×" + fmtCount(f.occurrences) + ", gives back " + fmtTime(f.saved_ns) + ")");
 				if (!sites.length)
-					for (const t of (D.tiny_kernels || []).slice(0, 3)) sites.push(t.name + " ×" + fmtCount(t.count) + " at " + ((t.site || {}).text || "(no stack)"));
+					for (const t of (D.tiny_kernels_top || []).slice(0, 3)) sites.push(t.name + " ×" + fmtCount(t.count) + " at " + siteText(t));
 			}
 			if (b.key === "host_work")
 				for (const s of (D.sync_sites || []).filter((x) => x.host_work_after_ns > 0).slice(0, 3))
-					sites.push("after " + s.api + " at " + ((s.site || {}).text || "(no stack)") + ": " + fmtTime(s.host_work_after_ns) + " of host work");
+					sites.push("after " + s.api + " at " + siteText(s) + ": " + fmtTime(s.host_work_after_ns) + " of host work");
 			if (sites.length) card.append(el("ul", { class: "sites mono" }, ...sites.map((s) => el("li", { text: s }))));
 			box.append(card);
 		}
@@ -647,19 +655,19 @@
 				D.sync_sites,
 				[
 					{ title: "call", get: (r) => r.api },
-					{ title: "kind", get: (r) => SYNC_KIND[r.kind] || String(r.kind) },
+					{ title: "kind", get: (r) => kindLabel(P.sync_kinds, r.kind) },
 					{ title: "calls", num: true, get: (r) => fmtCount(r.count) },
 					{ title: "host waited", num: true, get: (r) => fmtTime(r.wait_ns) },
 					{ title: "exposed idle", num: true, get: (r) => fmtTime(r.exposed_ns) },
 					{ title: "host work after", num: true, get: (r) => fmtTime(r.host_work_after_ns) },
-					{ title: "call site", get: (r) => siteCell(r.site) },
+					{ title: "call site", get: (r) => siteCell(r) },
 				],
 				"No synchronizing call made the GPU wait."
 			)
 		);
 		document.getElementById("kernels").append(
 			table(
-				D.kernels,
+				D.kernels_top,
 				[
 					{ title: "kernel", get: (r) => el("td", { class: "site", text: r.name }) },
 					{
@@ -676,49 +684,49 @@
 					{ title: "GPU time", num: true, get: (r) => fmtTime(r.total_ns) },
 					{ title: "mean fill", num: true, get: (r) => pct(r.mean_fill) },
 					{ title: "in a chain", num: true, get: (r) => (r.chain_count ? fmtCount(r.chain_count) : "–") },
-					{ title: "launch site", get: (r) => siteCell(r.site) },
+					{ title: "launch site", get: (r) => siteCell(r) },
 				],
 				"No kernels ran."
 			)
 		);
 		document.getElementById("tiny-hint").textContent =
-			"Kernels shorter than " + num(D.tiny_us, 10) + " µs. Their launch cost can exceed their work.";
+			"Kernels shorter than " + num((D.thresholds || {}).tiny_ns, 10000) / 1000 + " µs. Their launch cost can exceed their work.";
 		document.getElementById("tiny-kernels").append(
 			table(
-				D.tiny_kernels,
+				D.tiny_kernels_top,
 				[
 					{ title: "kernel", get: (r) => el("td", { class: "site", text: r.name }) },
 					{ title: "runs", num: true, get: (r) => fmtCount(r.count) },
 					{ title: "GPU time", num: true, get: (r) => fmtTime(r.total_ns) },
 					{ title: "idle before", num: true, get: (r) => fmtTime(r.gap_before_ns) },
-					{ title: "launch site", get: (r) => siteCell(r.site) },
+					{ title: "launch site", get: (r) => siteCell(r) },
 				],
 				"No tiny kernels."
 			)
 		);
 		document.getElementById("fusion").append(
 			table(
-				D.fusion,
+				D.fusion_candidates,
 				[
-					{ title: "sequence", get: (r) => el("td", { class: "site", text: (r.names || []).join(" → ") }) },
+					{ title: "sequence", get: (r) => el("td", { class: "site", text: (r.kernels || []).join(" → ") }) },
 					{ title: "times", num: true, get: (r) => fmtCount(r.occurrences) },
 					{ title: "kernel time", num: true, get: (r) => fmtTime(r.kernel_ns) },
 					{ title: "gives back", num: true, get: (r) => fmtTime(r.saved_ns) },
-					{ title: "site", get: (r) => siteCell(r.site) },
+					{ title: "site", get: (r) => siteCell(r) },
 				],
 				"No repeated sequence of tiny kernels."
 			)
 		);
 		document.getElementById("alloc-sites").append(
 			table(
-				D.alloc_sites,
+				D.allocation_sites,
 				[
-					{ title: "kind", get: (r) => MEM_KIND[r.kind] || String(r.kind) },
+					{ title: "kind", get: (r) => kindLabel(P.mem_kinds, r.kind) },
 					{ title: "allocations", num: true, get: (r) => fmtCount(r.count) },
 					{ title: "bytes", num: true, get: (r) => fmtBytes(r.bytes) },
 					{ title: "largest", num: true, get: (r) => fmtBytes(r.max_bytes) },
 					{ title: "never freed", num: true, get: (r) => (r.never_freed ? fmtCount(r.never_freed) + " (" + fmtBytes(r.never_freed_bytes) + ")" : "0") },
-					{ title: "call site", get: (r) => siteCell(r.site) },
+					{ title: "call site", get: (r) => siteCell(r) },
 				],
 				"No allocations recorded."
 			)
@@ -730,8 +738,11 @@
 					{ title: "trace", get: (r) => el("td", { class: "site", text: r.path }) },
 					{ title: "pid", num: true, get: (r) => String(r.pid) },
 					{ title: "rank", num: true, get: (r) => (r.rank < 0 ? "–" : String(r.rank)) },
-					{ title: "compute", num: true, get: (r) => pct(r.compute) },
-					{ title: "largest loss", get: (r) => (r.top_idle ? labelOf(r.top_idle) + " " + pct(r.top_idle_fraction) : "–") },
+					{ title: "compute", num: true, get: (r) => pct((r.breakdown || {}).compute) },
+					{
+						title: "largest loss",
+						get: (r) => (r.top_idle_cause ? labelOf(r.top_idle_cause) + " " + pct((r.breakdown || {})[r.top_idle_cause]) : "–"),
+					},
 					{ title: "records", num: true, get: (r) => fmtCount(r.records) },
 					{ title: "dropped", num: true, get: (r) => fmtCount(r.dropped_records) },
 					{ title: "ended", get: (r) => (r.clean_exit ? "clean exit" : r.truncated ? "truncated" : "no footer (killed?)") },
@@ -742,7 +753,9 @@
 		);
 		document.getElementById("devices").append(
 			table(
-				D.devices,
+				(D.devices || []).map((d, i) =>
+					Object.assign({}, d, { compute: D.per_device ? ((D.per_device[i] || {}).breakdown || {}).compute : breakdownOf.compute })
+				),
 				[
 					{ title: "device", get: (r) => String(r.id) },
 					{ title: "name", get: (r) => r.name },
@@ -750,7 +763,7 @@
 					{ title: "memory", num: true, get: (r) => fmtBytes(r.memory_total_bytes) },
 					{ title: "peak used", num: true, get: (r) => fmtBytes(r.peak_bytes) },
 					{ title: "compute", num: true, get: (r) => pct(r.compute) },
-					{ title: "trace", num: true, get: (r) => String(num(r.trace) + 1) },
+					{ title: "trace", num: true, get: (r) => String(num(r.trace_index) + 1) },
 					{ title: "limits", get: (r) => (r.described ? "from the device record" : "assumed (no device record)") },
 				],
 				"No device record."

@@ -168,7 +168,8 @@ def synthetic(a, binary, tmp):
     if data:
         # From make-trace.c's shape (see its header comment).
         allocs = n // 1000
-        c = data["counts"]
+        rep, pg = data["report"], data["page"]
+        c = rep["counts"]
         check(c["kernels"] == n and c["launches"] == n, "synthetic: %d kernels and launches in the page" % n)
         check(c["memcpy"] == n // 100 and c["memset"] == allocs, "synthetic: copies and memsets in the page")
         live, peak = 0, 0
@@ -177,19 +178,26 @@ def synthetic(a, binary, tmp):
             peak = max(peak, live)
             if k % 2 == 0:
                 live -= (k % 8 + 1) << 20
-        check(data["memory"]["peak_bytes"] == peak, "synthetic: peak memory %d == %d" % (data["memory"]["peak_bytes"], peak))
-        check(data["memory"]["final_bytes"] == live, "synthetic: final memory %d == %d" % (data["memory"]["final_bytes"], live))
+        check(rep["memory"]["peak_bytes"] == peak, "synthetic: peak memory %d == %d" % (rep["memory"]["peak_bytes"], peak))
+        check(rep["memory"]["final_bytes"] == live, "synthetic: final memory %d == %d" % (rep["memory"]["final_bytes"], live))
         # n periods of 10 us: the last kernel (odd, 5 us) ends 9 us into the last period and
         # the last copy (i % 100 == 99) at 9.8 us; the window runs from the first kernel's
         # start (4 us into the first period) to 9.8 us into the last.
-        check(data["duration_ns"] == (n - 1) * 10000 + 9800 - 4000, "synthetic: window %d ns" % data["duration_ns"])
-        total = sum(b["fraction"] for b in data["buckets"])
+        dur = rep["window"]["duration_ns"]
+        check(dur == (n - 1) * 10000 + 9800 - 4000, "synthetic: window %d ns" % dur)
+        total = sum(rep["breakdown"].values())
         check(abs(total - 1) < 1e-6, "synthetic: the breakdown sums to 1 (%r)" % total)
-        check(not data["simulated"], "synthetic: not marked as simulated")
+        check(not pg["simulated"], "synthetic: not marked as simulated")
+        # One serialization of the model: the page carries what --json writes, and the names
+        # of every breakdown key.
+        r = subprocess.run([a.report, "--json", trace], stdout=subprocess.PIPE, text=True)
+        check(json.loads(r.stdout) == rep, "synthetic: the page's report is --json's, key for key")
+        check([b["key"] for b in pg["buckets"]] == list(rep["breakdown"]),
+              "synthetic: the page names every breakdown key, in its order")
     shot = os.path.join(a.outdir, "report-synthetic.png")
     res = open_in_chromium(binary, page, shot, tmp, "synthetic")
     if res and data:
-        nonzero = sum(1 for b in data["buckets"] if b["fraction"] > 0)
+        nonzero = sum(1 for v in data["report"]["breakdown"].values() if v > 0)
         check(res["breakdownRects"] == nonzero, "synthetic: one bar segment per non-empty bucket (%d)" % nonzero)
         check(not res["simBannerVisible"], "synthetic: no simulated-GPU banner")
     shutil.copy(page, os.path.join(a.outdir, "report-synthetic.html"))
@@ -210,8 +218,9 @@ def large(a, binary, tmp):
     data, size = static_checks(page, "large")
     print("     large: page is %d bytes" % size)
     if data:
-        check(data["counts"]["kernels"] == n, "large: all %d kernels counted" % n)
-        check(data["timeline"]["n"] <= 4000, "large: the drawing is downsampled (%d bins)" % data["timeline"]["n"])
+        check(data["report"]["counts"]["kernels"] == n, "large: all %d kernels counted" % n)
+        check(data["page"]["timeline"]["n"] <= 4000,
+              "large: the drawing is downsampled (%d bins)" % data["page"]["timeline"]["n"])
     open_in_chromium(binary, page, os.path.join(a.outdir, "report-large.png"), tmp, "large")
 
 
@@ -225,7 +234,7 @@ def workload(a, binary, tmp):
         check(False, "workload: the page was written")
         return
     data, _ = static_checks(page, "workload")
-    check(data is not None and data["simulated"], "workload: a gpusim trace is marked simulated")
+    check(data is not None and data["page"]["simulated"], "workload: a gpusim trace is marked simulated")
     res = open_in_chromium(binary, page, os.path.join(a.outdir, "report-gpusim.png"), tmp, "workload")
     if res:
         check(res["simBannerVisible"], "workload: the simulated-GPU banner is visible")
