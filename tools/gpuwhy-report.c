@@ -18,6 +18,7 @@
 #include "report-html.h"
 #include "report-json.h"
 #include "report-perfetto.h"
+#include "report-options.h"
 #include "report-text.h"
 #include "source.h"
 
@@ -26,16 +27,11 @@ enum gw_report_mode {
 	GW_MODE_DUMP,	/* every record as text */
 };
 
-struct gw_report_args {
+struct gw_report_cmd {
 	enum gw_report_mode mode;
 	char **traces;
 	int ntraces;
-	const char *html;		     /* --html FILE */
-	const char *perfetto;		     /* --perfetto FILE */
-	bool json;			     /* --json: JSON instead of text on stdout */
-	const struct gw_source_type *format; /* --format; NULL: from each file's content */
-	uint64_t tiny_ns;		     /* --tiny-us */
-	uint64_t starve_ns;		     /* --starve-us */
+	struct gw_report_args opt; /* the report options (report-options.h) */
 };
 
 /* Exit codes (DESIGN.md): 0 ok, 1 an input is not a readable trace, 2 usage. */
@@ -47,24 +43,6 @@ enum {
 
 enum {
 	GW_OPT_DUMP = 0x100,
-	GW_OPT_HTML,
-	GW_OPT_PERFETTO,
-	GW_OPT_JSON,
-	GW_OPT_TINY_US,
-	GW_OPT_STARVE_US,
-	GW_OPT_FORMAT,
-};
-
-static const struct option long_options[] = {
-	{"dump", no_argument, NULL, GW_OPT_DUMP},
-	{"html", required_argument, NULL, GW_OPT_HTML},
-	{"perfetto", required_argument, NULL, GW_OPT_PERFETTO},
-	{"json", no_argument, NULL, GW_OPT_JSON},
-	{"tiny-us", required_argument, NULL, GW_OPT_TINY_US},
-	{"starve-us", required_argument, NULL, GW_OPT_STARVE_US},
-	{"format", required_argument, NULL, GW_OPT_FORMAT},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
 };
 
 static const char gw_prog[] = "gpuwhy-report";
@@ -73,23 +51,18 @@ static void usage(FILE *out)
 {
 	fputs("usage: gpuwhy-report [OPTIONS] TRACE...\n"
 	      "       gpuwhy-report --dump TRACE...\n"
-	      "\n"
-	      "  --json           the report as JSON (schema gpuwhy-report/1) on stdout\n"
-	      "  --tiny-us N      a kernel shorter than N us is tiny (10)\n"
-	      "  --starve-us N    a starved gap up to N us is launch overhead, longer is host\n"
-	      "                   work (100)\n"
-	      "  --html FILE      also write a self-contained HTML page (charts, sites)\n"
-	      "  --perfetto FILE  also write Chrome trace-event JSON (ui.perfetto.dev)\n"
-	      "  --format NAME    read every TRACE as NAME: gpuwhy (a .trace.zst), kineto\n"
-	      "                   (torch.profiler JSON), nsys (Nsight Systems SQLite export);\n"
-	      "                   without it, each file's format is found from its content\n"
-	      "  --dump           print every record of the trace as one line of text\n"
+	      "\n",
+	      out);
+	gw_report_options_help(out, false);
+	fputs("  --dump           print every record of the trace as one line of text\n"
 	      "  -h, --help\n"
 	      "\n"
+	      "TRACE: a gpuwhy trace (.trace.zst), a torch.profiler JSON trace (.json, .json.gz)\n"
+	      "or an Nsight Systems SQLite export; several TRACEs make one report.\n"
 	      "N: microseconds, a decimal such as 10 or 2.5 (at most 3 decimals), 0 to "
 	      "1000000000.\n"
 	      "FILE: replaced only once complete; '-' is standard output.\n"
-	      "Exit status: 0 ok, 1 a TRACE cannot be read as a gpuwhy trace, 2 a usage error.\n",
+	      "Exit status: 0 ok, 1 a TRACE cannot be read, 2 a usage error.\n",
 	      out);
 }
 
@@ -105,9 +78,9 @@ static bool same_file(const char *a, const char *b)
 }
 
 /* The output files, checked before any trace is read so that a bad one costs no wait. */
-static int check_outputs(const struct gw_report_args *args)
+static int check_outputs(const struct gw_report_cmd *args)
 {
-	const char *outs[2][2] = {{"--html", args->html}, {"--perfetto", args->perfetto}};
+	const char *outs[2][2] = {{"--html", args->opt.html}, {"--perfetto", args->opt.perfetto}};
 
 	for (int i = 0; i < 2; i++) {
 		const char *opt = outs[i][0], *path = outs[i][1];
@@ -124,55 +97,30 @@ static int check_outputs(const struct gw_report_args *args)
 			}
 		}
 	}
-	if (args->html && args->perfetto && same_file(args->html, args->perfetto)) {
-		gw_cli_error(stderr, gw_prog, "--perfetto", args->perfetto,
+	if (args->opt.html && args->opt.perfetto && same_file(args->opt.html, args->opt.perfetto)) {
+		gw_cli_error(stderr, gw_prog, "--perfetto", args->opt.perfetto,
 			     "--html names the same file");
 		return -1;
 	}
 	return 0;
 }
 
-static int parse_args(int argc, char **argv, struct gw_report_args *ret)
+static int parse_args(int argc, char **argv, struct gw_report_cmd *ret)
 {
-	const char *report_only = NULL; /* the last option --dump has no use for */
+	struct option opts[GW_ROPT_COUNT + 3] = {
+		{"dump", no_argument, NULL, GW_OPT_DUMP},
+		{"help", no_argument, NULL, 'h'},
+	};
 	int c;
 
+	gw_report_getopt(opts + 2, false);
 	/* Errors are printed here, one line each, with the program's name rather than argv[0];
 	 * the leading ':' tells a missing value apart from an unknown option. */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":h", long_options, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		switch (c) {
 		case GW_OPT_DUMP:
 			ret->mode = GW_MODE_DUMP;
-			break;
-		case GW_OPT_HTML:
-			ret->html = optarg;
-			report_only = "--html";
-			break;
-		case GW_OPT_PERFETTO:
-			ret->perfetto = optarg;
-			report_only = "--perfetto";
-			break;
-		case GW_OPT_JSON:
-			ret->json = true;
-			report_only = "--json";
-			break;
-		case GW_OPT_TINY_US:
-			if (gw_cli_parse_us(gw_prog, "--tiny-us", optarg, &ret->tiny_ns) < 0)
-				return -1;
-			report_only = "--tiny-us";
-			break;
-		case GW_OPT_STARVE_US:
-			if (gw_cli_parse_us(gw_prog, "--starve-us", optarg, &ret->starve_ns) < 0)
-				return -1;
-			report_only = "--starve-us";
-			break;
-		case GW_OPT_FORMAT:
-			if (!(ret->format = gw_source_type_by_name(optarg))) {
-				gw_cli_error(stderr, gw_prog, "--format", optarg,
-					     "is not a format gpuwhy reads (gpuwhy, kineto, nsys)");
-				return -1;
-			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -182,6 +130,11 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 				argv[optind - 1], gw_prog);
 			return -1;
 		default:
+			if (gw_is_report_option(c)) {
+				if (gw_report_option(gw_prog, c, optarg, &ret->opt) < 0)
+					return -1;
+				break;
+			}
 			if (optopt > 0 && optopt < 0x100)
 				fprintf(stderr, "%s: unknown option '-%c' (%s --help)\n", gw_prog,
 					optopt, gw_prog);
@@ -196,17 +149,18 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
 	}
 	ret->traces = argv + optind;
 	ret->ntraces = argc - optind;
-	if (ret->mode == GW_MODE_DUMP && report_only) {
+	/* --format chooses how --dump reads too; the others shape a report it does not make */
+	if (ret->mode == GW_MODE_DUMP && ret->opt.shapes_report) {
 		fprintf(stderr, "%s: --dump prints the records only; %s does not go with it\n",
-			gw_prog, report_only);
+			gw_prog, ret->opt.shapes_report);
 		return -1;
 	}
 	if (ret->ntraces < 1) {
 		fprintf(stderr, "%s: no TRACE given (%s --help)\n", gw_prog, gw_prog);
 		return -1;
 	}
-	if (ret->html && ret->perfetto && strcmp(ret->html, "-") == 0 &&
-	    strcmp(ret->perfetto, "-") == 0) {
+	if (ret->opt.html && ret->opt.perfetto && strcmp(ret->opt.html, "-") == 0 &&
+	    strcmp(ret->opt.perfetto, "-") == 0) {
 		fprintf(stderr, "%s: --html and --perfetto cannot both be standard output\n",
 			gw_prog);
 		return -1;
@@ -218,7 +172,7 @@ static int parse_args(int argc, char **argv, struct gw_report_args *ret)
  * Every TRACE exists, is a file and can be read, before the first is analysed; the reader
  * says the same for these, but only after reading the traces before them. Returns an exit code.
  */
-static int check_traces(const struct gw_report_args *args)
+static int check_traces(const struct gw_report_cmd *args)
 {
 	for (int i = 0; i < args->ntraces; i++) {
 		const char *path = args->traces[i];
@@ -239,10 +193,10 @@ static int check_traces(const struct gw_report_args *args)
 	return GW_EXIT_OK;
 }
 
-static int run_dump(const struct gw_report_args *args)
+static int run_dump(const struct gw_report_cmd *args)
 {
 	for (int i = 0; i < args->ntraces; i++) {
-		int err = gw_dump_trace(args->traces[i], args->format, stdout);
+		int err = gw_dump_trace(args->traces[i], args->opt.format, stdout);
 
 		if (err < 0) {
 			fflush(stdout);
@@ -336,29 +290,30 @@ static int export_end(int slot, const char *path, int err)
 }
 
 /* --html and --perfetto, after the analysis. Returns an exit code. */
-static int write_exports(const struct gw_report_args *args, const struct gw_analysis *a,
+static int write_exports(const struct gw_report_cmd *args, const struct gw_analysis *a,
 			 const struct gw_analysis_options *opt)
 {
 	const char *to;
 	int err;
 
-	if (args->html) {
-		err = export_begin(0, args->html, &to);
+	if (args->opt.html) {
+		err = export_begin(0, args->opt.html, &to);
 		if (err >= 0)
 			err = gw_report_html(a, opt, to);
-		err = export_end(0, args->html, err);
+		err = export_end(0, args->opt.html, err);
 		if (err < 0) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->html, strerror(-err));
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->opt.html, strerror(-err));
 			return GW_EXIT_UNREADABLE;
 		}
 	}
-	if (args->perfetto) {
-		err = export_begin(1, args->perfetto, &to);
+	if (args->opt.perfetto) {
+		err = export_begin(1, args->opt.perfetto, &to);
 		if (err >= 0)
 			err = gw_report_perfetto(a, to);
-		err = export_end(1, args->perfetto, err);
+		err = export_end(1, args->opt.perfetto, err);
 		if (err < 0) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->perfetto, strerror(-err));
+			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->opt.perfetto,
+				strerror(-err));
 			return GW_EXIT_UNREADABLE;
 		}
 	}
@@ -374,29 +329,29 @@ static void progress(void *ctx, int i, int n, uint64_t done, uint64_t size)
 		size ? 100.0 * (double)done / (double)size : 0.0);
 }
 
-static int run_report(const struct gw_report_args *args)
+static int run_report(const struct gw_report_cmd *args)
 {
 	struct gw_analysis_options opt;
 	struct gw_analysis *a = NULL;
 	struct gw_inputs in = {
 		.paths = (const char *const *)args->traces,
 		.n = args->ntraces,
-		.format = args->format,
+		.format = args->opt.format,
 	};
 	int err, code;
 
 	gw_analysis_options_init(&opt);
-	if (args->tiny_ns != UINT64_MAX)
-		opt.tiny_ns = args->tiny_ns;
-	if (args->starve_ns != UINT64_MAX)
-		opt.starve_ns = args->starve_ns;
+	if (args->opt.tiny_ns != UINT64_MAX)
+		opt.tiny_ns = args->opt.tiny_ns;
+	if (args->opt.starve_ns != UINT64_MAX)
+		opt.starve_ns = args->opt.starve_ns;
 	if (isatty(STDERR_FILENO)) {
 		opt.progress = progress;
 		opt.progress_ctx = args->traces;
 	}
-	if (args->html)
+	if (args->opt.html)
 		gw_report_html_options(&opt);
-	if (args->perfetto)
+	if (args->opt.perfetto)
 		gw_report_perfetto_options(&opt);
 	err = gw_analyze_files(&in, &opt, &a);
 	if (opt.progress)
@@ -411,8 +366,8 @@ static int run_report(const struct gw_report_args *args)
 		const char *nc = secure_getenv("NO_COLOR");
 		bool color = isatty(STDOUT_FILENO) && !(nc && nc[0]);
 
-		err = args->json ? gw_report_json(a, &opt, stdout)
-				 : gw_report_text(a, &opt, stdout, color);
+		err = args->opt.json ? gw_report_json(a, &opt, stdout)
+				     : gw_report_text(a, &opt, stdout, color);
 		if (fflush(stdout) != 0 || err < 0) {
 			fprintf(stderr, "gpuwhy-report: writing the report: %s\n", strerror(EIO));
 			code = GW_EXIT_UNREADABLE;
@@ -424,8 +379,9 @@ static int run_report(const struct gw_report_args *args)
 
 int main(int argc, char **argv)
 {
-	struct gw_report_args args = {
-		.mode = GW_MODE_REPORT, .tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX};
+	struct gw_report_cmd args = {.mode = GW_MODE_REPORT};
+
+	gw_report_args_init(&args.opt);
 
 	if (parse_args(argc, argv, &args) < 0)
 		return GW_EXIT_USAGE;
