@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "launch.h"
-#include "run.h"
+#include "commands.h"
 
 /* Bundled workloads `gpuwhy demo` may profile, in order of preference (build tree only). */
 static const char *const gw_demo_workloads[] = {

@@ -19,7 +19,7 @@
 #include "launch.h"
 #include "output-path.h"
 #include "report-options.h"
-#include "run.h"
+#include "commands.h"
 
 /* Runs gpuwhy-report with the collected options over FILES. Returns its exit code. */
 static int report(struct gw_run_opts *o, char **files, size_t n_files)

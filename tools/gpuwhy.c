@@ -13,7 +13,7 @@
 #include "launch.h"
 #include "output-path.h"
 #include "report-options.h"
-#include "run.h"
+#include "commands.h"
 
 void gw_usage(FILE *f)
 {
@@ -22,6 +22,8 @@ void gw_usage(FILE *f)
 		"[ARGS]\n"
 		"       gpuwhy report [REPORT OPTIONS] TRACE...   (same as gpuwhy-report)\n"
 		"       gpuwhy demo [--sim]\n"
+		"       gpuwhy import [--format NAME] IN -o OUT   (any trace the report reads,\n"
+		"                                                 as a gpuwhy .trace.zst)\n"
 		"\n"
 		"run options:\n"
 		"  -o, --output FILE    trace file pattern (%%p pid, %%h host, %%r rank);\n"
@@ -67,7 +69,8 @@ int main(int argc, char **argv)
 
 	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
 	if (argc < 2) {
-		fprintf(stderr, "gpuwhy: no command given: run, report or demo (gpuwhy --help)\n");
+		fprintf(stderr,
+			"gpuwhy: no command given: run, report, demo or import (gpuwhy --help)\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -76,10 +79,12 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "report") == 0)
 		return cmd_report(argv + 1);
+	if (strcmp(argv[1], "import") == 0)
+		return gw_cmd_import(argc - 1, argv + 1);
 
 	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "demo") != 0) {
 		gw_cli_error(stderr, "gpuwhy", "command", argv[1],
-			     "unknown; use run, report or demo (gpuwhy --help)");
+			     "unknown; use run, report, demo or import (gpuwhy --help)");
 		return 2;
 	}
 	first = gw_run_parse_options(argc - 1, argv + 1, &o);

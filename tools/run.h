@@ -3,7 +3,6 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stdio.h>
 
 #define GW_MAX_REPORT_ARGS 32
 
@@ -31,9 +30,3 @@ int gw_run_add_report_arg(struct gw_run_opts *o, const char *flag, const char *v
 
 /* Runs cmd under capture, then the report. Returns gpuwhy's exit code. */
 int gw_run_command(struct gw_run_opts *o, char *const cmd[]);
-
-/* `gpuwhy demo` (cmd-demo.c). */
-int gw_cmd_demo(struct gw_run_opts *o);
-
-/* gpuwhy's usage text (gpuwhy.c). */
-void gw_usage(FILE *f);
