@@ -261,6 +261,29 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 				  "communication with compute (bucketed all-reduce), check the "
 				  "interconnect. Trade-off: memory for buckets; check step time.",
 				  pct, ms);
+	case GW_BUCKET_BLOCKED: {
+		const struct gw_blocked_stream *bs = res->n_blocked ? &res->blocked[0] : NULL;
+
+		if (bs)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) the GPU had work queued and did not "
+				"run "
+				"it (gaps over %.0f us before queued work); the longest, %.1f ms, "
+				"held %s on stream %llu of GPU %llu (%s). Queued work waits for a "
+				"stream or event wait on work not yet done, a collective's slower "
+				"peer, another process on the GPU, or work outside the trace: find "
+				"what that stream waited for. Trade-off: reordering streams and "
+				"events; check blocked in the next run.",
+				pct, ms, (double)a->opt.queue_ns / 1000.0,
+				(double)bs->longest_ns / 1e6, bs->next,
+				(unsigned long long)bs->stream, (unsigned long long)bs->device,
+				bs->launched ? (bs->site.text ? bs->site.text : "?")
+					     : "launched before the trace began");
+		return gw_strdupf("%.0f%% of SM-time (%.1f ms) the GPU had work queued and did "
+				  "not run it: find the wait that held it. Check blocked in the "
+				  "next run.",
+				  pct, ms);
+	}
 	default:
 		return NULL;
 	}

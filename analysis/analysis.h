@@ -8,7 +8,7 @@
 
 #include <gpuwhy/trace-format.h>
 
-/* The buckets, in DESIGN's order (analysis/buckets.def is the one table). */
+/* The buckets, in design.md's order (analysis/buckets.def is the one table). */
 enum gw_bucket {
 #define B(NAME, key, label, cause, remedy) GW_BUCKET_##NAME,
 #include "buckets.def"
@@ -51,6 +51,8 @@ extern const unsigned gw_n_mem_kind_names;
 struct gw_analysis_options {
 	uint64_t tiny_ns;	/* a kernel shorter than this is tiny (10 us) */
 	uint64_t starve_ns;	/* a starved gap up to this is launch_overhead (100 us) */
+	uint64_t queue_ns;	/* a gap before queued work up to this is launch_overhead, longer
+				 * is blocked (20 us) */
 	unsigned timeline_bins; /* bins of the drawing timeline over the window (0: none) */
 	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
 	bool keep_events;	/* fill gw_analysis.view: every call and operation (Perfetto) */
@@ -136,6 +138,20 @@ struct gw_alloc_site {
 	uint64_t max_bytes;   /* largest single allocation */
 	uint64_t never_freed; /* allocations still live at the end */
 	uint64_t never_freed_bytes;
+};
+
+/* Queued work that waited (the blocked bucket), by the stream it waited on. */
+struct gw_blocked_stream {
+	unsigned trace;
+	uint64_t device; /* CUDA device ordinal */
+	uint64_t stream; /* the GPU records' stream id */
+	uint64_t gaps;	 /* blocked gaps before this stream's work */
+	uint64_t total_ns;
+	uint64_t longest_ns;
+	char *next;	     /* what waited after the longest: a kernel (demangled), "memcpy" or
+			      * "memset" */
+	bool launched;	     /* false: its launch call is not in the trace (before it began) */
+	struct gw_site site; /* that work's launch site */
 };
 
 /* A repeated sequence of 2-8 tiny kernels on one stream. */
@@ -353,6 +369,8 @@ struct gw_analysis {
 	unsigned n_alloc_sites;
 	struct gw_fusion_candidate *fusion; /* by saved_ns, largest first */
 	unsigned n_fusion;
+	struct gw_blocked_stream *blocked; /* by total_ns, largest first */
+	unsigned n_blocked;
 	struct gw_recommendation *recs; /* quadrant first, then causes by size */
 	unsigned n_recs;
 

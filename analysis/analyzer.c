@@ -12,6 +12,7 @@ void gw_analysis_options_init(struct gw_analysis_options *opt)
 	memset(opt, 0, sizeof(*opt));
 	opt->tiny_ns = 10000;
 	opt->starve_ns = 100000;
+	opt->queue_ns = 20000;
 	opt->timeline_bins = 0; /* only the drawings need them: --html and --perfetto raise it */
 	opt->symbolize = true;
 	opt->top_n = 10;
@@ -137,6 +138,11 @@ void gw_analysis_free(struct gw_analysis *res)
 		gw_site_clear(&res->fusion[i].site);
 	}
 	free(res->fusion);
+	for (unsigned i = 0; i < res->n_blocked; i++) {
+		gw_site_clear(&res->blocked[i].site);
+		free(res->blocked[i].next);
+	}
+	free(res->blocked);
 	for (unsigned i = 0; i < res->n_recs; i++)
 		free(res->recs[i].text);
 	free(res->recs);

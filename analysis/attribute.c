@@ -220,6 +220,41 @@ static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, ui
 	return sum > g1 - r0 ? g1 - r0 : sum;
 }
 
+/* A blocked gap of len before op (launched by api, NULL when outside the trace), by stream. */
+static int blocked_add(struct gw_sweep *w, const struct gw_op *op, const struct gw_api *api,
+		       uint64_t len)
+{
+	struct gw_analyzer *a = w->a;
+	struct gw_blocked_acc *b;
+	bool fresh;
+	uint64_t *v = gw_hmap_get(&a->blocked_map, w->di, op->stream, &fresh);
+
+	if (!v)
+		return -ENOMEM;
+	if (fresh) {
+		b = gw_vec_push(&a->blocked, sizeof(*b));
+		if (!b) {
+			gw_hmap_del(&a->blocked_map, w->di, op->stream);
+			return -ENOMEM;
+		}
+		b->trace = (uint16_t)w->d->r.trace;
+		b->dev = (uint16_t)w->di;
+		b->stream = op->stream;
+		*v = a->blocked.len;
+	}
+	b = &((struct gw_blocked_acc *)a->blocked.data)[*v - 1];
+	b->gaps++;
+	b->total_ns += len;
+	if (len > b->longest_ns) {
+		b->longest_ns = len;
+		b->longest_kind = op->kind;
+		b->longest_name_id = op->kind == GW_OP_KERNEL ? op->name_id : 0;
+		b->longest_stack_id = api ? api->stack_id : 0;
+		b->longest_launched = api != NULL;
+	}
+	return 0;
+}
+
 /* State C: nothing runs in [g0, g1]; N = ops[ni] starts at g1. */
 static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t g0, uint64_t g1)
 {
@@ -231,10 +266,16 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 
 	w->last_gap_end = g1;
 	w->last_gap_len = g1 - g0;
-	/* Rule 1: N was already queued; the GPU's own per-launch latency. */
-	if (api && api->end_ns <= g0) {
-		w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
-		return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
+	/* Rule 1: N was already queued (or launched before the trace began): up to queue_ns the
+	 * GPU's own per-launch latency, longer a wait that held queued work. */
+	if (!api || api->end_ns <= g0) {
+		if (g1 - g0 <= a->opt.queue_ns) {
+			w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
+			return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
+		}
+		if ((r = blocked_add(w, &ops[ni], api, g1 - g0)) < 0)
+			return r;
+		return gap_piece(w, g0, g1, GW_BUCKET_BLOCKED);
 	}
 	/* The device drained at g0: syncs waiting since before then learn their W; a sync that
 	 * issued N itself waits for N too. */
@@ -347,7 +388,7 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 	double cls_fill[GW_BUCKET_COUNT] = {0};
 	double fill_sm_ns = w->d->fill_sm_ns;
 	uint64_t kernel_active_ns = w->d->r.kernel_active_ns;
-	unsigned nk = 0, ncp = 0, nchain = 0;
+	unsigned nk = 0, ncp = 0, nchain = 0, ncomm = 0;
 	uint64_t t = ops[0].start_ns;
 	size_t i = 0;
 	int r;
@@ -381,8 +422,10 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				static const int cls[] = {
 					GW_BUCKET_COMPUTE, GW_BUCKET_BANDWIDTH_BOUND,
 					GW_BUCKET_LOW_INTENSITY, GW_BUCKET_COMMUNICATION};
-				int ub =
-					nchain ? GW_BUCKET_DEPENDENCY_CHAIN : GW_BUCKET_SMALL_BATCH;
+				/* the unfilled share: NCCL's by design when only NCCL runs */
+				int ub = ncomm == nk ? GW_BUCKET_COMMUNICATION
+					 : nchain    ? GW_BUCKET_DEPENDENCY_CHAIN
+						     : GW_BUCKET_SMALL_BATCH;
 				double sum = 0, f, k, dk, dts = dt * sms;
 
 				/* Kernel classes are these four buckets only. The products keep
@@ -428,6 +471,8 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 					memset(cls_fill, 0, sizeof(cls_fill));
 				if (o->flags & GW_OPF_CHAIN)
 					nchain--;
+				if (o->cls == GW_BUCKET_COMMUNICATION)
+					ncomm--;
 			} else {
 				ncp--;
 			}
@@ -441,6 +486,8 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				nk++;
 				if (o->flags & GW_OPF_CHAIN)
 					nchain++;
+				if (o->cls == GW_BUCKET_COMMUNICATION)
+					ncomm++;
 				uint32_t ai = (uint32_t)o->api;
 
 				if ((r = kernel_stat(w, o, o->fill, ai)) < 0)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Stage 2, join: sorts the tables, joins each GPU operation to its API call, classifies
- * kernels and computes their fill; with the ops in order, finds the runs (stage 3) in the same walk. */
+ * kernels and computes their fill; with the ops in order, finds the runs (stage 3) in the
+ * same walk. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

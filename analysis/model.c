@@ -106,6 +106,8 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->fusion);
 	gw_hmap_free(&a->fusion_map);
 	gw_vec_free(&a->allocs);
+	gw_vec_free(&a->blocked);
+	gw_hmap_free(&a->blocked_map);
 	gw_vec_free(&a->kstats);
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);

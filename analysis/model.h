@@ -168,6 +168,15 @@ struct gw_kernel_acc {
 	double fill_ns, unfilled_sm_ns;
 };
 
+struct gw_blocked_acc {
+	uint16_t trace, dev;
+	uint32_t stream;
+	uint64_t gaps, total_ns, longest_ns;
+	uint32_t longest_name_id, longest_stack_id; /* the op after the longest gap */
+	uint8_t longest_kind;
+	bool longest_launched;
+};
+
 struct gw_alloc_acc {
 	uint16_t trace;
 	uint8_t kind;
@@ -200,7 +209,9 @@ struct gw_analyzer {
 	struct gw_hmap fusion_map;
 	struct gw_vec kstats; /* struct gw_kernel_acc */
 	struct gw_hmap kstat_map;
-	struct gw_vec allocs; /* struct gw_alloc_acc */
+	struct gw_vec allocs;  /* struct gw_alloc_acc */
+	struct gw_vec blocked; /* struct gw_blocked_acc */
+	struct gw_hmap blocked_map;
 	struct gw_hmap alloc_map;
 	struct gw_vec gaps; /* struct gw_gap */
 

@@ -88,6 +88,14 @@ static int cmp_kernel_acc(const void *x, const void *y, void *ctx)
 	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
 }
 
+static int cmp_blocked_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_blocked_acc *p = x, *q = y;
+
+	(void)ctx;
+	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
+}
+
 static char *kernel_name(struct gw_analyzer *a, unsigned trace, uint32_t id)
 {
 	const char *n = gw_an_string(a, trace, id);
@@ -110,7 +118,9 @@ int gw_build_sites(struct gw_analyzer *a)
 	    gw_sort_r(a->fusion.data, a->fusion.len, sizeof(struct gw_fusion_acc), cmp_fusion_acc,
 		      NULL) < 0 ||
 	    gw_sort_r(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc,
-		      NULL) < 0)
+		      NULL) < 0 ||
+	    gw_sort_r(a->blocked.data, a->blocked.len, sizeof(struct gw_blocked_acc),
+		      cmp_blocked_acc, NULL) < 0)
 		return -ENOMEM;
 
 	res->n_sync_sites = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
@@ -216,6 +226,31 @@ int gw_build_sites(struct gw_analyzer *a)
 		o->saved_ns = s->saved_ns;
 		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
 			return r;
+	}
+
+	res->n_blocked = (unsigned)(a->blocked.len < top ? a->blocked.len : top);
+	res->blocked = calloc(res->n_blocked + 1u, sizeof(*res->blocked));
+	if (!res->blocked)
+		return -ENOMEM;
+	for (unsigned i = 0; i < res->n_blocked; i++) {
+		const struct gw_blocked_acc *s = &((struct gw_blocked_acc *)a->blocked.data)[i];
+		const struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[s->dev];
+		struct gw_blocked_stream *o = &res->blocked[i];
+
+		if ((r = site_of(a, s->trace, s->longest_stack_id, &o->site)) < 0)
+			return r;
+		o->trace = s->trace;
+		o->device = d->r.id;
+		o->stream = s->stream;
+		o->gaps = s->gaps;
+		o->total_ns = s->total_ns;
+		o->longest_ns = s->longest_ns;
+		o->launched = s->longest_launched;
+		o->next = s->longest_kind == GW_OP_KERNEL
+				  ? kernel_name(a, s->trace, s->longest_name_id)
+				  : strdup(s->longest_kind == GW_OP_MEMCPY ? "memcpy" : "memset");
+		if (!o->next)
+			return -ENOMEM;
 	}
 	return 0;
 }

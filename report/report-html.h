@@ -14,8 +14,8 @@
 void gw_report_html_options(struct gw_analysis_options *opt);
 
 /*
- * Writes the page for A, analysed with OPT (may be NULL), to PATH (created or truncated; "-" is stdout). Inline CSS, JS and
- * SVG, no network. The numbers are A's, computed from every event; only the drawing is
+ * Writes the page for A, analysed with OPT (may be NULL), to PATH (created or truncated; "-"
+ * is stdout). Inline CSS, JS and SVG, no network. The numbers are A's, computed from every event; only the drawing is
  * downsampled (at most 2 * GW_HTML_TIMELINE_BINS bins and GW_HTML_MAX_GAPS gaps, so the page
  * stays small whatever the trace's size). Returns 0 or -errno.
  */

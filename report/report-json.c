@@ -162,8 +162,10 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	fputs("},\"unclassified_kernel_share\":", f);
 	jnum(f, res->unclassified_kernel_share);
 	if (opt)
-		fprintf(f, ",\"thresholds\":{\"tiny_ns\":%" PRIu64 ",\"starve_ns\":%" PRIu64 "}",
-			opt->tiny_ns, opt->starve_ns);
+		fprintf(f,
+			",\"thresholds\":{\"tiny_ns\":%" PRIu64 ",\"starve_ns\":%" PRIu64
+			",\"queue_ns\":%" PRIu64 "}",
+			opt->tiny_ns, opt->starve_ns, opt->queue_ns);
 
 	fputs(",\"sync_sites\":[", f);
 	for (unsigned i = 0; i < res->n_sync_sites; i++) {
@@ -178,6 +180,19 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jnum(f, s->exposed_sm_ns / budget);
 		fprintf(f, ",\"host_work_after_ns\":%" PRIu64, s->host_work_after_ns);
 		site(f, &s->site);
+		fputc('}', f);
+	}
+	fputs("],\"blocked_streams\":[", f);
+	for (unsigned i = 0; i < res->n_blocked; i++) {
+		const struct gw_blocked_stream *b = &res->blocked[i];
+
+		fprintf(f,
+			"%s{\"device\":%" PRIu64 ",\"stream\":%" PRIu64 ",\"gaps\":%" PRIu64
+			",\"total_ns\":%" PRIu64 ",\"longest_ns\":%" PRIu64 ",\"next\":",
+			i ? "," : "", b->device, b->stream, b->gaps, b->total_ns, b->longest_ns);
+		jstr(f, b->next);
+		fprintf(f, ",\"launched_in_trace\":%s", b->launched ? "true" : "false");
+		site(f, &b->site);
 		fputc('}', f);
 	}
 	fputs("],\"tiny_kernels_top\":[", f);

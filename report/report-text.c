@@ -146,6 +146,18 @@ static void cause_site(FILE *f, const struct gw_analysis *res, int b, const stru
 		return;
 	case GW_BUCKET_DATA_TRANSFER:
 		return;
+	case GW_BUCKET_BLOCKED:
+		if (res->n_blocked) {
+			const struct gw_blocked_stream *s = &res->blocked[0];
+
+			fprintf(f,
+				"     stream %" PRIu64 " of GPU %" PRIu64 ": %" PRIu64
+				" waits, the longest %.2f ms before %s (%s%s%s)\n",
+				s->stream, s->device, s->gaps, ms((double)s->longest_ns), s->next,
+				st->cyan, s->launched ? s->site.text : "launched before the trace",
+				st->reset);
+		}
+		return;
 	default:
 		k = top_kernel(res, b);
 		if (k)

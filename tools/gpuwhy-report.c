@@ -34,7 +34,7 @@ struct gw_report_cmd {
 	struct gw_report_args opt; /* the report options (report-options.h) */
 };
 
-/* Exit codes (DESIGN.md): 0 ok, 1 an input is not a readable trace, 2 usage. */
+/* Exit codes (doc/design.md): 0 ok, 1 an input is not a readable trace, 2 usage. */
 enum {
 	GW_EXIT_OK = 0,
 	GW_EXIT_UNREADABLE = 1,
@@ -345,6 +345,8 @@ static int run_report(const struct gw_report_cmd *args)
 		opt.tiny_ns = args->opt.tiny_ns;
 	if (args->opt.starve_ns != UINT64_MAX)
 		opt.starve_ns = args->opt.starve_ns;
+	if (args->opt.queue_ns != UINT64_MAX)
+		opt.queue_ns = args->opt.queue_ns;
 	if (isatty(STDERR_FILENO)) {
 		opt.progress = progress;
 		opt.progress_ctx = args->traces;

@@ -26,7 +26,8 @@ static const struct {
 
 void gw_report_args_init(struct gw_report_args *args)
 {
-	*args = (struct gw_report_args){.tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX};
+	*args = (struct gw_report_args){
+		.tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX, .queue_ns = UINT64_MAX};
 }
 
 size_t gw_report_getopt(struct option *opts, bool for_run)
@@ -62,6 +63,8 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 		return gw_cli_parse_us(prog, flag, value, &args->tiny_ns) < 0 ? -1 : 0;
 	case GW_ROPT_STARVE_US:
 		return gw_cli_parse_us(prog, flag, value, &args->starve_ns) < 0 ? -1 : 0;
+	case GW_ROPT_QUEUE_US:
+		return gw_cli_parse_us(prog, flag, value, &args->queue_ns) < 0 ? -1 : 0;
 	case GW_ROPT_HTML:
 		args->html = value;
 		return 0;

@@ -17,6 +17,8 @@
 	X(TINY_US, "tiny-us", "N", MICROS, 1, "a kernel shorter than N us is tiny (10)")           \
 	X(STARVE_US, "starve-us", "N", MICROS, 1,                                                  \
 	  "a starved gap up to N us is launch overhead, longer is host work (100)")                \
+	X(QUEUE_US, "queue-us", "N", MICROS, 1,                                                    \
+	  "a gap before queued work up to N us is launch overhead, longer is blocked (20)")        \
 	X(HTML, "html", "FILE", OUTPUT, 1,                                                         \
 	  "also write a self-contained HTML page (charts, sites)")                                 \
 	X(PERFETTO, "perfetto", "FILE", OUTPUT, 1,                                                 \
@@ -44,6 +46,7 @@ struct gw_report_args {
 	const char *perfetto;		     /* NULL: none */
 	uint64_t tiny_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t starve_ns;		     /* UINT64_MAX: the analysis's default */
+	uint64_t queue_ns;		     /* UINT64_MAX: the analysis's default */
 	const struct gw_source_type *format; /* NULL: from each file's content */
 	/* the last option given that shapes the report ("--json", ...), not how traces are
 	 * read; NULL: none */

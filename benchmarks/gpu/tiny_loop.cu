@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Real-GPU check: DESIGN's capture-cost target, a launch-bound loop of one-block kernels. */
+/* Real-GPU check: design.md's capture-cost target, a launch-bound loop of one-block kernels. */
 
 /*
  * Launches ITERS (default 50000) one-block kernels of 256 threads back to back on the default

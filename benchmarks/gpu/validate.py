@@ -413,7 +413,7 @@ class Validation:
         return dropped
 
     def tiny_loop(self):
-        """DESIGN's capture-cost target: a launch-bound loop of one-block kernels, <= 5%."""
+        """design.md's capture-cost target: a launch-bound loop of one-block kernels, <= 5%."""
         if not self.budget_ok('programs', 30):
             return
         t = self.build_helper('tiny_loop.cu')
@@ -740,7 +740,7 @@ class Validation:
             sm = vals.get('sm__throughput.avg.pct_of_peak_sustained_elapsed')
             dram = vals.get('dram__throughput.avg.pct_of_peak_sustained_elapsed')
             waves = vals.get('launch__waves_per_multiprocessor')
-            # DESIGN's counter rule: DRAM >= 60% -> bandwidth_bound; both < 60% ->
+            # design.md's counter rule: DRAM >= 60% -> bandwidth_bound; both < 60% ->
             # low_intensity; for a small grid, under half a wave; dense: SM >= 60%.
             agree = {
                 'bandwidth_bound': dram is not None and dram >= 60,

@@ -16,10 +16,11 @@
 		data_transfer: "#00838f",
 		host_work: "#6b7280",
 		communication: "#795548",
+		blocked: "#37474f",
 	};
 	// Bottom to top in the compute lane: work, then loss inside kernels, then idle causes.
 	const STACK_ORDER = ["compute", "bandwidth_bound", "low_intensity", "communication", "small_batch",
-		"dependency_chain", "data_transfer", "launch_overhead", "host_sync", "host_work"];
+		"dependency_chain", "data_transfer", "launch_overhead", "host_sync", "host_work", "blocked"];
 	const MEM_COLOR = "#3b6fb6";
 	const FILL_COLOR = "#14181f";
 	const ACTIVE_COLOR = "#8a94a0";

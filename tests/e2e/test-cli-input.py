@@ -110,7 +110,7 @@ def report_cases(root, work, trace, tdir, afile):
                         (['--dump', '--html', os.path.join(work, 'p.html'), trace],
                          ['--dump', '--html'])):
         case(root, work, [R] + argv, 2, words)
-    # A TRACE that cannot be read is exit 1 (DESIGN.md): `gpuwhy-report: FILE: reason`.
+    # A TRACE that cannot be read is exit 1 (doc/design.md): `gpuwhy-report: FILE: reason`.
     case(root, work, [R, missing], 1, [f'gpuwhy-report: {missing}: '])
     case(root, work, [R, tdir], 1, [f'gpuwhy-report: {tdir}: ', 'directory'])
     case(root, work, [R, '--json', trace, missing], 1, [f'gpuwhy-report: {missing}: '],

@@ -13,7 +13,7 @@ import tempfile
 
 failures = []
 BUCKETS = {"compute", "bandwidth_bound", "low_intensity", "small_batch", "dependency_chain",
-           "launch_overhead", "host_sync", "data_transfer", "host_work", "communication"}
+           "launch_overhead", "host_sync", "data_transfer", "host_work", "communication", "blocked"}
 
 
 def check(cond, what):
@@ -132,7 +132,7 @@ def synthetic(a, tmp):
     # alternate 2 us and 5 us.
     first = min(kern, key=lambda e: e["ts"])
     check(abs(first["ts"] - 504.0) < 1e-6, "synthetic: first kernel at 504 us after capture start (%r)" % first["ts"])
-    # SM fill from the launch shapes (DESIGN's occupancy rule, make-trace's device: 132 SMs,
+    # SM fill from the launch shapes (design.md's occupancy rule, make-trace's device: 132 SMs,
     # 2048 threads, 32 blocks, 65536 registers per SM): a 256-thread block of 32-register
     # threads fits 8 times per SM, 1056 on the GPU. gemm_kernel's 264 blocks fill 264/1056;
     # add_kernel's 1 block fills 1/1056. Kernels never overlap, so the counter steps between

@@ -4,7 +4,7 @@
 
 Each program runs on gpusim (a test double: its durations are a cost model, never GPU
 measurements) under libgpuwhy.so; its JSON report must meet what the program's comment
-derives by hand from its constants, gpusim's cost model and DESIGN's rules: exact counts and
+derives by hand from its constants, gpusim's cost model and design.md's rules: exact counts and
 memory figures, device-time shares (gpusim makes kernel and copy durations exact, the window
 is measured), and bounds for host-time shares. The constants below are the programs'.
 A program is run up to three times and passes when one run meets every check: a loaded
@@ -184,7 +184,7 @@ def alloc_churn(c, text):
         c.ok(a['count'] == iters and a['max_bytes'] == step and a['never_freed'] == 0,
              'stream-ordered allocations all freed')
         c.ok(d['count'] == leaks and d['never_freed'] == leaks, 'the leak site')
-    # Growth: DESIGN's slope of live device bytes over time. The steps are evenly spaced (each
+    # Growth: design.md's slope of live device bytes over time. The steps are evenly spaced (each
     # ends in a stream sync, so the GPU's window is the host's working span), the 16 MiB
     # sawtooth averages out, and the leak's staircase rises by leaks*leak over the window:
     # positive, and within 2x of that rate (a host stall in the loop bends the staircase; the

@@ -9,13 +9,13 @@ and copy durations are a cost model, never GPU measurements) under libgpuwhy.so,
     the healthy one), and a breakdown that sums to 1;
   - the exact counts of workloads.json (formulas of the workload's arguments);
   - the cause's share of SM-time as this file's models derive it from the workload's
-    arguments, gpusim's cost model (DESIGN "The simulated GPU") and DESIGN's rules.
+    arguments, gpusim's cost model (design.md "The simulated GPU") and design.md's rules.
 
 The models compute device time, which gpusim makes exact (virtual kernels last
 ceil(waves) x wave time), and divide by the measured window: the window holds the host's
 real time (launch calls, sleeps, page faults), which no parameter fixes. Host-side shares
 (host_sync, host_work, launch_overhead) are bounded by parameters instead, because gpusim
-runs the host in real time: a descheduled host thread stretches a gap, and DESIGN's rules
+runs the host in real time: a descheduled host thread stretches a gap, and design.md's rules
 put that stretch into host_work. A workload is therefore run up to three times and passes
 when one run meets every check; a wrong rule fails all three (the failures are printed).
 """
@@ -43,7 +43,7 @@ def wave_us(env, name):
 
 
 def kernel(blocks, us, cap):
-    """(fill, duration us) of a kernel of `blocks` blocks of 256 threads (DESIGN's fill)."""
+    """(fill, duration us) of a kernel of `blocks` blocks of 256 threads (design.md's fill)."""
     waves = blocks / cap
     n = max(1, math.ceil(waves))
     fill = waves if waves < 1 else waves / n

@@ -489,7 +489,7 @@ static void check_unit(double v)
 		VIOLATED();
 }
 
-/* The invariants of DESIGN's SM-time accounting, for the result and every row of it. */
+/* The invariants of design.md's SM-time accounting, for the result and every row of it. */
 static void check_analysis(const struct gw_analysis *res)
 {
 	double budget = 0, bins[GW_BUCKET_COUNT] = {0};

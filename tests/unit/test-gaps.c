@@ -40,6 +40,103 @@ static void queued_is_launch_overhead(void **state)
 }
 
 /*
+ * Rule 1, long: K2 was queued at 8 us, but the GPU ran it 64 us after K1 ended (at 15 us):
+ * per-launch latency is microseconds, so the 64 us are blocked (queued work held by a wait),
+ * and the blocked stream is named. At --queue-us 100 the same gap is launch overhead.
+ */
+static void queued_long_gap_is_blocked(void **state)
+{
+	struct gw_analysis_options opt;
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		gw_analysis_options_init(&opt);
+		if (pass)
+			opt.queue_ns = 100000;
+		tb_init_opt(&t, &opt);
+		setup_dev(&t);
+		tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 15000);
+		tb_launch(&t, 1, 4000, 8000, 0, 7, 1, FULL, 79000, 89000);
+		res = tb_finish(&t);
+		/* window 5..89 us: 20 us of kernels, 64 us queued */
+		assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
+		if (!pass) {
+			assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 64000.0 * SMS, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 0, 1e-6);
+			assert_int_equal(res->top_idle, GW_BUCKET_BLOCKED);
+			assert_int_equal(res->n_blocked, 1);
+			assert_int_equal(res->blocked[0].stream, 7);
+			assert_int_equal(res->blocked[0].gaps, 1);
+			assert_int_equal(res->blocked[0].longest_ns, 64000);
+			assert_true(res->blocked[0].launched);
+			assert_string_equal(res->blocked[0].next, "sgemm_kernel");
+		} else {
+			assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 0, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 64000.0 * SMS, 1e-6);
+			assert_int_equal(res->n_blocked, 0);
+		}
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
+}
+
+/*
+ * GPU work whose launch call is not in the trace (it began after the launch, as a profiler
+ * window does) is queued work: a 3 us gap before it is launch overhead, a 50 us one blocked.
+ * Neither is host work, although no call of the host explains them.
+ */
+static void unlaunched_work_is_queued(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record k;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	k = tb_kernel_rec(901, 0, 7, 1, FULL, 5000, 15000);
+	tb_add(&t, &k);
+	k = tb_kernel_rec(902, 0, 7, 1, FULL, 18000, 28000);
+	tb_add(&t, &k);
+	k = tb_kernel_rec(903, 0, 7, 1, FULL, 78000, 88000);
+	tb_add(&t, &k);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 3000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 50000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
+	assert_int_equal(res->n_blocked, 1);
+	assert_false(res->blocked[0].launched);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/*
+ * While only NCCL kernels run, their unfilled SMs are the collective's (communication), not
+ * a small batch: an all-reduce of 8 blocks on 4 SMs (fill 8 / 32 = 0.25) for 10 us, then a
+ * gemm of 8 blocks beside nothing: its unfilled 0.75 is small_batch.
+ */
+static void nccl_unfilled_is_communication(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_string(&t, 2, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	tb_launch(&t, 1, 0, 4000, 0, 7, 2, 8, 5000, 15000);
+	tb_launch(&t, 1, 4000, 8000, 0, 7, 1, 8, 15000, 25000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_COMMUNICATION), 10000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 0.25 * 10000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_SMALL_BATCH), 0.75 * 10000.0 * SMS, 1e-6);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
+/*
  * Rule 2: a device sync called at 4.1 us while K1 runs until 55 us waited W = 50.9 us. The
  * next starved gap (55..61 us, 6 us) is all host_sync; the remaining debt 44.9 us goes to
  * the next gap (71..275 us). Its remainder, 159.1 us, is over 100 us: host_work, except the
@@ -387,6 +484,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(queued_is_launch_overhead),
+		cmocka_unit_test(queued_long_gap_is_blocked),
+		cmocka_unit_test(unlaunched_work_is_queued),
+		cmocka_unit_test(nccl_unfilled_is_communication),
 		cmocka_unit_test(sync_debt),
 		cmocka_unit_test(short_starve_is_launch_overhead),
 		cmocka_unit_test(starve_threshold_option),

@@ -4,7 +4,7 @@
 /*
  * Shows: bandwidth_bound. Each kernel moves 8-12 bytes per 1-2 flops over buffers far larger
  * than L2, so a real GPU's SMs wait for DRAM; the names (elementwise, vectorized, axpy, fill)
- * are in DESIGN's bandwidth_bound class.
+ * are in design.md's bandwidth_bound class.
  *
  * Parameters: --n ELEMENTS (floats per buffer, default 16777216), --iters N (default 20).
  *

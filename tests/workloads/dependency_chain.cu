@@ -7,7 +7,7 @@
  * matrix-vector product over H x H weights (H/8 blocks: one warp per hidden unit) followed by
  * an activation (H/256 blocks). The input projection of all T steps is one gemm up front,
  * as cuDNN does. Per step the name sequence (rnn_cell_gemv, rnn_cell_tanh) repeats with
- * period 2, T >= 16 times, each grid far under half the device: DESIGN's chain.
+ * period 2, T >= 16 times, each grid far under half the device: design.md's chain.
  *
  * Parameters: --hidden H (default 1024, a multiple of 256), --steps T (default 256),
  * --seqs S (sequences run one after the other, default 4).

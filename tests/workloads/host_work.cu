@@ -13,7 +13,7 @@
  * gpusim: GPUSIM_KERNEL_US="conv=20". The copy is 5 us + B*12 KiB at 25 GB/s (~21 us), the
  * convolutions 2 waves each; the GPU's ~110 us per iteration sits next to a gap of ~U that
  * is longer than 100 us and follows no sync debt (the copy found the device idle), so ~90%
- * of the window is host_work (DESIGN rule C.3).
+ * of the window is host_work (design.md rule C.3).
  *
  * Counts (exact):
  *   launches = kernels = 2 + 3*iters     (2 fills: weights; conv1, conv2, head a step)

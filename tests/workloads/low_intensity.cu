@@ -5,7 +5,7 @@
  * Shows: low_intensity. A tiled transpose does no arithmetic at all, layer-norm statistics a
  * few flops per element followed by block reductions, a dropout mask a counter-based RNG
  * (philox-like) and a compare per element: the SMs are neither compute- nor DRAM-saturated.
- * The names (transpose, norm, dropout/philox) are in DESIGN's low_intensity class.
+ * The names (transpose, norm, dropout/philox) are in design.md's low_intensity class.
  *
  * Parameters: --rows R (default 4096), --cols C (default 4096, a multiple of 32; R too),
  * --iters N (default 10).

@@ -20,7 +20,7 @@
  * gpusim: no GPUSIM_KERNEL_US needed. Per iteration the device is busy ~(K+1)*6 us + two
  * copies, the host launches K+1 kernels in (K+1)*4 us and then waits: the read-back's wait
  * (~K*2 us) is the sync debt that the next gap pays first as host_sync; the rest of that
- * ~U+D us gap is host_work (DESIGN rule C.3), ~80% of the window at the defaults.
+ * ~U+D us gap is host_work (design.md rule C.3), ~80% of the window at the defaults.
  *
  * Counts (exact):
  *   launches = kernels = 1 + iters*(kernels + 1)   (1 fill; K elementwise + 1 reduction)

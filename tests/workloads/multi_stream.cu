@@ -7,7 +7,7 @@
  * matrix-vector layers alternating serve_fc_relu / serve_fc_logits (one warp per output
  * feature, 512 features: 64 blocks), then wait for their own stream: even threads with
  * cudaStreamSynchronize, odd threads with cudaEventRecord + cudaEventSynchronize. Kernels of
- * different streams overlap, so no chain forms (DESIGN: no kernel of another stream may
+ * different streams overlap, so no chain forms (design.md: no kernel of another stream may
  * overlap a chain) and the unfilled share of the device is small_batch.
  *
  * Parameters: --threads T (default 4), --iters N (per thread, default 25), --kernels K

@@ -6,7 +6,7 @@
  * classes, then log-softmax) over a batch of B rows. Each fully-connected kernel gives one
  * block of 256 threads to 32 output features of one batch row, so its grid is (out/32) x B
  * blocks: 64..128 blocks per row of the batch, against 1056 resident blocks on 132 SMs.
- * Every layer has its own kernel name (period 6 > 4), so DESIGN's chain rule does not apply
+ * Every layer has its own kernel name (period 6 > 4), so design.md's chain rule does not apply
  * and the unfilled share is small_batch.
  *
  * Parameters: --batch B (default 2), --iters N (forward passes, default 200).

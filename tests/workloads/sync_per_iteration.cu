@@ -16,7 +16,7 @@
  * gpusim: GPUSIM_KERNEL_US="gemm=1000": a 512x528x8192 sgemm (4.4 GFLOP) takes about a
  * millisecond on a real GPU. The synchronizing call then waits for ~K ms of queued work, a
  * debt far larger than the gap that follows it (decide-us + one launch), so that whole gap
- * is host_sync (DESIGN rule C.2): ~1 of ~5 ms per iteration at the defaults; the gemms are
+ * is host_sync (design.md rule C.2): ~1 of ~5 ms per iteration at the defaults; the gemms are
  * compute; the copy data_transfer (5 us); the one-block reduction small_batch (5 us). The
  * millisecond scale keeps the picture when a loaded CI machine preempts the host for
  * milliseconds: the queued gemms cover the host's absence.

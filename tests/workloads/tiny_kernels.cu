@@ -6,7 +6,7 @@
  * (bias add, scalar multiply, clamp), one block each, the way an unfused optimizer or a
  * Python loop over small tensors does. The GPU finishes each kernel faster than the host can
  * launch the next, so the device sits in short gaps between launches. The three kernels
- * repeat as a sequence: DESIGN's fusion candidate.
+ * repeat as a sequence: design.md's fusion candidate.
  *
  * Parameters: --iters N (default 2000), --n ELEMENTS (state size, default 256; each kernel
  * has ceil(n/256) blocks of 256 threads).

@@ -2,7 +2,7 @@
 /* Audit: cudaMallocAsync/cudaFreeAsync every step, a slow leak, and a pinned staging buffer. */
 
 /*
- * What it checks: memory accounting (DESIGN "Memory"): stream-ordered allocations are device
+ * What it checks: memory accounting (design.md "Memory"): stream-ordered allocations are device
  * memory, pinned host memory is counted apart, the peak, the final bytes, the never-freed
  * site and the growth rate of a slow leak under a fast churn.
  *

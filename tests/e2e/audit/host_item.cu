@@ -2,7 +2,7 @@
 /* Audit: 2 ms of CPU work between 100 us kernels, with a 4-byte read-back every 10th step. */
 
 /*
- * What it checks: host work (DESIGN rule C.3) and the sync debt's limit: the read-back's
+ * What it checks: host work (design.md rule C.3) and the sync debt's limit: the read-back's
  * debt covers only what it waited for, the host work after it stays host_work, and the
  * report names the read-back as the sync that host work followed.
  *

@@ -2,7 +2,7 @@
 /* Audit: cudaMemcpyAsync from pinned memory, then from pageable memory, into one device buffer. */
 
 /*
- * What it checks: an async copy from pageable memory is a synchronizing call (DESIGN
+ * What it checks: an async copy from pageable memory is a synchronizing call (design.md
  * "Synchronizing calls", kind copy) and an async copy from pinned memory is not; pinned host
  * memory (cudaMallocHost) is counted apart from device memory.
  *

@@ -2,7 +2,7 @@
 /* Audit: SM fill limited by dynamic shared memory, by 1024-thread blocks, and with 2-D/3-D shapes. */
 
 /*
- * What it checks: the occupancy rule of DESIGN "Attribution" A (blocks per SM from threads,
+ * What it checks: the occupancy rule of design.md "Attribution" A (blocks per SM from threads,
  * registers and shared memory; fill = waves, or waves / ceil(waves)) on launch shapes the
  * cause workloads never use (they launch 1-D grids of 256-thread blocks without shared
  * memory).

@@ -2,7 +2,7 @@
 /* Audit: a medium kernel waited for after every launch, by cudaEventSynchronize, then by polling. */
 
 /*
- * What it checks: the sync debt (DESIGN rule C.2) of a synchronizing call that waits for the
+ * What it checks: the sync debt (design.md rule C.2) of a synchronizing call that waits for the
  * whole of a medium kernel, and what the rules make of a cudaStreamQuery polling loop, which
  * waits just as long but is not a synchronizing call.
  *

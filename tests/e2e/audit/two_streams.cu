@@ -3,7 +3,7 @@
 
 /*
  * What it checks: state A with two overlapping kernels whose fills add past 1 (the device's
- * fill is min(1, sum), DESIGN "Attribution" A), and that overlapped under-filled kernels on
+ * fill is min(1, sum), design.md "Attribution" A), and that overlapped under-filled kernels on
  * two streams are not a chain.
  *
  * Two threads, each with a cudaStreamNonBlocking stream and an event. ITERS steps each: launch
