@@ -41,6 +41,7 @@ def main():
     ap.add_argument("--launcher", required=True)
     ap.add_argument("--report", required=True)
     ap.add_argument("--make-trace", required=True)
+    ap.add_argument("--third-party-reader")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="gpuwhy-import-") as tmp:
         src = os.path.join(tmp, "in.trace.zst")
@@ -52,6 +53,19 @@ def main():
         check(got is not None and without_paths(got) == without_paths(want),
               "reporting the import gives the input's report, key for key")
         check(oct(os.stat(out).st_mode & 0o777) == "0o600", "the trace is private (0600), as a capture's")
+        if a.third_party_reader:
+            # The installed headers suffice to read a trace: a reader built from them and
+            # libzstd alone counts the records --dump prints.
+            for path in (src, out):
+                dump = run(a.report, "--dump", path).stdout.splitlines()
+                want = {}
+                for line in dump[:-1]:  # the last line is the reader's END verdict
+                    want[line.split(" ", 1)[0]] = want.get(line.split(" ", 1)[0], 0) + 1
+                r = run(a.third_party_reader, path)
+                got = dict(l.split() for l in r.stdout.splitlines() if not l.startswith("frames"))
+                check(r.returncode == 0 and {k: int(v) for k, v in got.items()} == want,
+                      "a reader from the installed headers alone reads %s: %s" %
+                      (os.path.basename(path), got))
 
         r = run(a.launcher, "import", src, "-o", out)
         check(r.returncode == 2 and "never overwritten" in r.stderr and r.stderr.count("\n") == 1,
