@@ -113,6 +113,11 @@ static int add_string(struct gw_trace_st *t, const struct gw_rec_string *r)
 	return e->text ? 0 : -ENOMEM;
 }
 
+static uint32_t clamp32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
 {
 	struct gw_stack *s;
@@ -130,12 +135,25 @@ static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
 	if (r->ips.depth)
 		memcpy(s->ips, r->ips.ips, r->ips.depth * sizeof(uint64_t));
 	s->depth = r->ips.depth;
+	s->kind = r->ips_kind == GW_STACK_FRAMES ? GW_STACK_FRAMES : GW_STACK_ADDRESSES;
 	return 0;
 }
 
-static uint32_t clamp32(uint64_t v)
+static int add_frame(struct gw_trace_st *t, const struct gw_rec_frame *r)
 {
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+	struct gw_frame_ent *f;
+
+	if (!r->id)
+		return 0;
+	f = id_slot(&t->frame_map, &t->frames, sizeof(*f), r->id);
+	if (!f)
+		return -ENOMEM;
+	f->function_id = clamp32(r->function_id);
+	f->file_id = clamp32(r->file_id);
+	f->module_id = clamp32(r->module_id);
+	f->line = clamp32(r->line);
+	f->lang = r->lang > 255 ? 0 : (uint8_t)r->lang;
+	return 0;
 }
 
 /* A GPU record CUPTI could not time has 0 for both start and end: it ran, so it is counted,
@@ -375,6 +393,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	case GW_REC_STACK:
 		r = add_stack(t, &rec->stack);
+		break;
+	case GW_REC_FRAME:
+		r = add_frame(t, &rec->frame);
 		break;
 	case GW_REC_MODULE: {
 		struct gw_module_rec *m;

@@ -82,6 +82,8 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		gw_vec_free(&t->notes);
 		gw_vec_free(&t->strings);
 		gw_vec_free(&t->stacks);
+		gw_vec_free(&t->frames);
+		gw_hmap_free(&t->frame_map);
 		gw_hmap_free(&t->string_map);
 		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);

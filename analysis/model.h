@@ -83,8 +83,15 @@ struct gw_vthread {
 #define GW_VIEW_MAX_FILL_STEPS (4u << 20)
 
 struct gw_stack {
-	uint64_t *ips;
+	uint64_t *ips; /* return addresses, or FRAME ids (kind GW_STACK_FRAMES) */
 	uint32_t depth;
+	uint8_t kind; /* enum gw_stack_kind */
+};
+
+/* A FRAME record: a frame the trace names (imported traces). */
+struct gw_frame_ent {
+	uint32_t function_id, file_id, module_id, line;
+	uint8_t lang; /* enum gw_frame_lang */
 };
 
 struct gw_string_ent {
@@ -103,6 +110,8 @@ struct gw_trace_st {
 	struct gw_hmap string_map; /* (0, id) -> index + 1 */
 	struct gw_vec stacks;	   /* struct gw_stack */
 	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
+	struct gw_vec frames;	   /* struct gw_frame_ent */
+	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
 	uint64_t drops_sum, footer_dropped;

@@ -8,6 +8,113 @@
 
 #include "model.h"
 
+/* Whether a named frame is the framework's or the language runtime's, not the user's: the site
+ * is the innermost frame that is not. */
+static bool framework_frame(const char *file, const char *module, const char *function)
+{
+	static const char *const files[] = {"site-packages/", "dist-packages/", "/lib/python3",
+					    "<frozen ", "<string>"};
+	static const char *const prefixes[] = {"torch/", "torch\\", "<built-in"};
+	static const char *const modules[] = {"libcudart", "libcuda.",	"libcupti",  "libnvidia",
+					      "libtorch",  "libc10",	"libcublas", "libcudnn",
+					      "libnccl",   "libgpuwhy", "libc.so",   "libpthread"};
+
+	for (size_t i = 0; file && i < sizeof(files) / sizeof(files[0]); i++)
+		if (strstr(file, files[i]))
+			return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if ((file && (strncmp(file, prefixes[i], strlen(prefixes[i])) == 0 ||
+			      strstr(file, "/torch/"))) ||
+		    (function && strncmp(function, prefixes[i], strlen(prefixes[i])) == 0))
+			return true;
+	for (size_t i = 0; module && i < sizeof(modules) / sizeof(modules[0]); i++) {
+		const char *b = strrchr(module, '/');
+
+		if (strncmp(b ? b + 1 : module, modules[i], strlen(modules[i])) == 0)
+			return true;
+	}
+	return !file && !module && !function;
+}
+
+static const char *base_of(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* A frame as text: "function (file:line)", "function (module)", or what the trace named. */
+static char *named_frame_text(struct gw_analyzer *a, unsigned trace, const struct gw_frame_ent *f)
+{
+	const char *fn = gw_an_string(a, trace, f->function_id);
+	const char *file = gw_an_string(a, trace, f->file_id);
+	const char *mod = gw_an_string(a, trace, f->module_id);
+
+	if (file && f->line)
+		return gw_strdupf("%s (%s:%u)", fn ? fn : "?", base_of(file), f->line);
+	if (file || mod)
+		return gw_strdupf("%s (%s)", fn ? fn : "?", base_of(file ? file : mod));
+	return strdup(fn ? fn : "?");
+}
+
+/* A site from a stack of named frames (FRAME ids, innermost first): the innermost frame
+ * outside the framework, and up to 7 frames below it; the innermost frame when every one
+ * is the framework's. */
+static int named_site(struct gw_analyzer *a, unsigned trace, const struct gw_stack *s,
+		      struct gw_site *site)
+{
+	struct gw_trace_st *t = gw_an_trace(a, trace);
+	const struct gw_frame_ent *ents[8];
+	unsigned first = s->depth, n = 0;
+
+	for (unsigned i = 0; i < s->depth && first == s->depth; i++) {
+		uint64_t *v = gw_hmap_find(&t->frame_map, 0, s->ips[i]);
+		const struct gw_frame_ent *f;
+
+		if (!v)
+			continue;
+		f = &((struct gw_frame_ent *)t->frames.data)[*v - 1];
+		if (!framework_frame(gw_an_string(a, trace, f->file_id),
+				     gw_an_string(a, trace, f->module_id),
+				     gw_an_string(a, trace, f->function_id)))
+			first = i;
+	}
+	if (first == s->depth)
+		first = 0;
+	for (unsigned i = first; i < s->depth && n < 8; i++) {
+		uint64_t *v = gw_hmap_find(&t->frame_map, 0, s->ips[i]);
+
+		if (v)
+			ents[n++] = &((struct gw_frame_ent *)t->frames.data)[*v - 1];
+	}
+	if (!n) {
+		site->text = strdup("(no stack)");
+		return site->text ? 0 : -ENOMEM;
+	}
+	site->frames = calloc(n, sizeof(*site->frames));
+	if (!site->frames)
+		return -ENOMEM;
+	for (unsigned i = 0; i < n; i++) {
+		if (!(site->frames[i] = named_frame_text(a, trace, ents[i])))
+			return -ENOMEM;
+		site->n_frames = i + 1;
+	}
+	if (!(site->text = strdup(site->frames[0])))
+		return -ENOMEM;
+	{
+		const char *fn = gw_an_string(a, trace, ents[0]->function_id);
+		const char *file = gw_an_string(a, trace, ents[0]->file_id);
+		const char *mod = gw_an_string(a, trace, ents[0]->module_id);
+
+		site->line = ents[0]->line;
+		if ((fn && !(site->function = strdup(fn))) ||
+		    (file && !(site->file = strdup(file))) ||
+		    (mod && !(site->module = strdup(base_of(mod)))))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int site_of(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, struct gw_site *site)
 {
 	struct gw_trace_st *t = gw_an_trace(a, trace);
@@ -29,6 +136,8 @@ static int site_of(struct gw_analyzer *a, unsigned trace, uint64_t stack_id, str
 		site->text = strdup("(no stack)");
 		return site->text ? 0 : -ENOMEM;
 	}
+	if (s->kind == GW_STACK_FRAMES)
+		return named_site(a, trace, s, site);
 	if (a->opt.symbolize && !t->sym_tried) {
 		struct gw_module_rec *m = t->modules.data;
 
