@@ -74,6 +74,14 @@ static char *quadrant_text(const struct gw_analysis *res)
 	double c = res->breakdown[GW_BUCKET_COMPUTE] * 100, p = m->peak_fraction * 100;
 	char room[32];
 
+	if (!m->recorded)
+		return gw_strdupf(
+			"Compute is %.0f%% of SM-time; the profile recorded no memory "
+			"events (torch.profiler: profile_memory=True), so the memory side "
+			"of the verdict is open. Work through the causes below in order of "
+			"size, and profile again after each change to check that compute "
+			"rose.",
+			c);
 	if (!m->total_bytes)
 		return gw_strdupf("Compute is %.0f%% of SM-time; device memory size unknown, so "
 				  "the memory side of the verdict is open. Work through the causes "

@@ -271,6 +271,13 @@ struct gw_memory {
 	uint64_t pinned_peak_bytes;
 	uint64_t never_freed;
 	uint64_t never_freed_bytes;
+	/* false: no trace recorded its allocations (an imported profile without memory events):
+	 * the memory dimension is unknown, never "low" */
+	bool recorded;
+	/* a framework's caching allocator (imported profiles): the device bytes it held at the
+	 * most (part of peak_bytes), and the bytes of live tensors at the most; 0 unknown */
+	uint64_t allocator_reserved_peak_bytes;
+	uint64_t allocator_allocated_peak_bytes;
 };
 
 struct gw_utilization {
@@ -315,6 +322,7 @@ struct gw_trace_info {
 	uint64_t pid;
 	int64_t rank;
 	char *command;		   /* argv joined by spaces */
+	uint64_t capture_mode;	   /* enum gw_capture_mode: captured, or imported from which tool */
 	uint64_t capture_start_ns; /* when capture started (the header's start_ns) */
 	uint64_t records;
 	uint64_t dropped_records;

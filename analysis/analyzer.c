@@ -77,7 +77,7 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 	    (r = gw_account_memory(a)) < 0 || (r = gw_build_results(a)) < 0 ||
 	    (r = gw_build_sites(a)) < 0)
 		goto fail;
-	res->memory_high = res->memory.peak_fraction >= 0.8;
+	res->memory_high = res->memory.recorded && res->memory.peak_fraction >= 0.8;
 	res->compute_high = res->breakdown[GW_BUCKET_COMPUTE] >= 0.6;
 	if ((r = gw_advise(a)) < 0 || (r = gw_build_view(a)) < 0)
 		goto fail;

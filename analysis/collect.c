@@ -16,6 +16,7 @@ int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path)
 	if (!t)
 		return -ENOMEM;
 	t->info.rank = -1;
+	t->memory_recorded = true;
 	t->info.path = strdup(path ? path : "-");
 	return t->info.path ? 0 : -ENOMEM;
 }
@@ -242,6 +243,7 @@ static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tra
 {
 	struct gw_mev *m;
 
+	t->memory_recorded = true;
 	if (r->op == GW_MEMORY_ALLOC)
 		t->info.counts.allocations++;
 	else if (r->op == GW_MEMORY_FREE)
@@ -259,6 +261,31 @@ static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tra
 	m->device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device;
 	m->op = (uint8_t)r->op;
 	m->kind = r->mem_kind > 255 ? 0 : (uint8_t)r->mem_kind;
+	return 0;
+}
+
+/* A caching allocator's reserved or allocated bytes: a memory event the memory stage reads in
+ * time order with the allocations. */
+static int add_counter(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		       const struct gw_rec_counter *r)
+{
+	struct gw_mev *m;
+
+	if (r->counter != GW_COUNTER_ALLOCATOR_RESERVED &&
+	    r->counter != GW_COUNTER_ALLOCATOR_ALLOCATED)
+		return 0;
+	t->memory_recorded = true;
+	m = gw_vec_push(&a->mevs, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	*m = (struct gw_mev){
+		.time_ns = r->time_ns,
+		.bytes = r->value,
+		.trace = (uint16_t)trace,
+		.device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device,
+		.op = r->counter == GW_COUNTER_ALLOCATOR_RESERVED ? GW_MEV_RESERVED
+								  : GW_MEV_ALLOCATED,
+	};
 	return 0;
 }
 
@@ -373,6 +400,12 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		const struct gw_rec_header *h = &rec->header;
 
 		t->info.pid = h->pid;
+		t->info.capture_mode = h->capture_mode;
+		/* gpuwhy's capture records every allocation: none means none. An imported
+		 * profile may not have recorded memory at all, until a memory record says so. */
+		if (h->capture_mode == GW_CAPTURE_IMPORT_KINETO ||
+		    h->capture_mode == GW_CAPTURE_IMPORT_NSYS)
+			t->memory_recorded = false;
 		t->info.rank = h->rank;
 		t->info.capture_start_ns = h->start_ns;
 		free(t->info.command);
@@ -471,6 +504,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	}
 	case GW_REC_MEMORY:
 		r = add_memory(a, t, ti, &rec->memory);
+		break;
+	case GW_REC_COUNTER:
+		r = add_counter(a, t, ti, &rec->counter);
 		break;
 	case GW_REC_DROPS:
 		t->drops_sum += rec->drops.count;

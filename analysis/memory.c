@@ -107,6 +107,31 @@ static double growth_end(struct growth_fit *g)
 	return fabs(slope) < 1 ? 0 : slope;
 }
 
+/* Whether an allocation of kind k is device memory of its own: not managed or pinned host
+ * memory, and not a caching allocator's block (which lives inside what the allocator holds). */
+static bool device_kind(unsigned k)
+{
+	return k != GW_MEM_MANAGED && k != GW_MEM_HOST_PINNED && k != GW_MEM_TENSOR;
+}
+
+/* A device's memory: the larger of its live allocations and what a caching allocator said it
+ * held. */
+static uint64_t dev_mem(const struct gw_dev_st *d)
+{
+	return d->live_bytes > d->reserved_bytes ? d->live_bytes : d->reserved_bytes;
+}
+
+/* Sets a device's live or reserved bytes to v, moving the trace's sum *cur with it. */
+static void dev_set(struct gw_dev_st *d, uint64_t *field, uint64_t v, uint64_t *cur)
+{
+	uint64_t before = dev_mem(d);
+
+	*field = v;
+	*cur = *cur - before + dev_mem(d);
+	if (dev_mem(d) > d->peak_bytes)
+		d->peak_bytes = dev_mem(d);
+}
+
 /* The event view's live-memory counter: device di's live bytes from t on. */
 static int view_memory(struct gw_analyzer *a, unsigned di, uint64_t t)
 {
@@ -117,7 +142,7 @@ static int view_memory(struct gw_analyzer *a, unsigned di, uint64_t t)
 	*s = (struct gw_view_step){
 		.device = di,
 		.time_ns = t,
-		.value = (double)((struct gw_dev_st *)a->devs.data)[di].live_bytes,
+		.value = (double)dev_mem(&((struct gw_dev_st *)a->devs.data)[di]),
 	};
 	return 0;
 }
@@ -144,8 +169,7 @@ int gw_account_memory(struct gw_analyzer *a)
 
 		for (; i < a->mevs.len && m[i].trace == trace; i++) {
 			const struct gw_mev *e = &m[i];
-			bool device_mem =
-				e->kind != GW_MEM_MANAGED && e->kind != GW_MEM_HOST_PINNED;
+			bool device_mem = device_kind(e->kind);
 			int di = gw_an_device(a, trace, e->device);
 			uint64_t *v;
 			struct gw_alloc_acc *acc;
@@ -156,7 +180,19 @@ int gw_account_memory(struct gw_analyzer *a)
 				goto out;
 			}
 			devs = a->devs.data;
-			if (e->op == GW_MEMORY_ALLOC) {
+			if (e->op == GW_MEV_ALLOCATED) {
+				if (e->bytes > devs[di].allocated_peak_bytes)
+					devs[di].allocated_peak_bytes = e->bytes;
+				continue;
+			} else if (e->op == GW_MEV_RESERVED) {
+				dev_set(&devs[di], &devs[di].reserved_bytes, e->bytes, &cur);
+				if (e->bytes > devs[di].reserved_peak_bytes)
+					devs[di].reserved_peak_bytes = e->bytes;
+				if (a->opt.keep_events &&
+				    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
+					goto out;
+				device_mem = true;
+			} else if (e->op == GW_MEMORY_ALLOC) {
 				v = gw_hmap_get(&a->alloc_map, ((uint64_t)trace << 8) | e->kind,
 						e->stack_id, &fresh);
 				if (!v) {
@@ -198,15 +234,18 @@ int gw_account_memory(struct gw_analyzer *a)
 				}
 				*v = e->bytes;
 				if (device_mem) {
-					devs[di].live_bytes += e->bytes;
-					if (devs[di].live_bytes > devs[di].peak_bytes)
-						devs[di].peak_bytes = devs[di].live_bytes;
-					cur += e->bytes;
+					dev_set(&devs[di], &devs[di].live_bytes,
+						devs[di].live_bytes + e->bytes, &cur);
 					if (a->opt.keep_events &&
 					    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
 						goto out;
 				} else if (e->kind == GW_MEM_MANAGED) {
 					managed += e->bytes;
+				} else if (e->kind == GW_MEM_TENSOR) {
+					devs[di].tensor_bytes += e->bytes;
+					if (devs[di].tensor_bytes > devs[di].allocated_peak_bytes)
+						devs[di].allocated_peak_bytes =
+							devs[di].tensor_bytes;
 				} else {
 					pinned += e->bytes;
 				}
@@ -225,18 +264,20 @@ int gw_account_memory(struct gw_analyzer *a)
 				odi = (unsigned)(packed >> 24) & 0xffff;
 				gw_hmap_del(&live, trace, e->addr);
 				gw_hmap_del(&live, trace | (1ull << 32), e->addr);
-				if (k != GW_MEM_MANAGED && k != GW_MEM_HOST_PINNED) {
-					devs[odi].live_bytes -= b;
-					cur -= b;
+				if (device_kind(k)) {
+					dev_set(&devs[odi], &devs[odi].live_bytes,
+						devs[odi].live_bytes - b, &cur);
 					if (a->opt.keep_events &&
 					    (r = view_memory(a, odi, e->time_ns)) < 0)
 						goto out;
 				} else if (k == GW_MEM_MANAGED) {
 					managed -= b;
+				} else if (k == GW_MEM_TENSOR) {
+					devs[odi].tensor_bytes -= b;
 				} else {
 					pinned -= b;
 				}
-				device_mem = k != GW_MEM_MANAGED && k != GW_MEM_HOST_PINNED;
+				device_mem = device_kind(k);
 			}
 			if (cur > peak)
 				peak = cur;
@@ -276,9 +317,13 @@ int gw_account_memory(struct gw_analyzer *a)
 		res->memory.never_freed_bytes += bytes ? *bytes : 0;
 	}
 	devs = a->devs.data;
+	for (size_t d = 0; d < a->traces.len; d++)
+		res->memory.recorded |= gw_an_trace(a, (unsigned)d)->memory_recorded;
 	for (size_t d = 0; d < a->devs.len; d++) {
 		double frac;
 
+		res->memory.allocator_reserved_peak_bytes += devs[d].reserved_peak_bytes;
+		res->memory.allocator_allocated_peak_bytes += devs[d].allocated_peak_bytes;
 		devs[d].r.peak_bytes = devs[d].peak_bytes;
 		if (devs[d].peak_bytes > res->memory.peak_bytes) {
 			res->memory.peak_bytes = devs[d].peak_bytes;

@@ -48,7 +48,14 @@ struct gw_api {
 	uint8_t category, sync_kind;
 };
 
-/* An allocation or free: 40 bytes. */
+/* Memory events besides GW_MEMORY_ALLOC and _FREE: a caching allocator's counter samples,
+ * bytes = the value from time_ns on. */
+enum {
+	GW_MEV_RESERVED = 16,
+	GW_MEV_ALLOCATED = 17,
+};
+
+/* An allocation or free, or a counter sample: 40 bytes. */
 struct gw_mev {
 	uint64_t time_ns, addr, bytes;
 	uint32_t stack_id;
@@ -116,6 +123,7 @@ struct gw_trace_st {
 	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
+	bool memory_recorded;	/* false: an import without MEMORY or allocator COUNTER records */
 	uint64_t max_launch_ns; /* longest launch call: bounds the in-call search */
 	struct gw_symbolizer *sym;
 	bool sym_tried;
@@ -125,7 +133,11 @@ struct gw_dev_st {
 	struct gw_device_result r;
 	struct gw_device_limits lim;
 	size_t op_begin, op_end; /* slice of the sorted op table */
-	uint64_t live_bytes, peak_bytes;
+	/* live_bytes: device allocations; reserved_bytes: what a caching allocator held (its
+	 * counter); the device's memory is the larger of the two (they overlap: the allocator's
+	 * own cudaMalloc calls, when recorded, are inside what it reports held) */
+	uint64_t live_bytes, reserved_bytes, peak_bytes;
+	uint64_t tensor_bytes, allocated_peak_bytes, reserved_peak_bytes;
 	double fill_sm_ns;
 	bool streams; /* kernels on more than one stream */
 	uint32_t first_stream;

@@ -132,9 +132,13 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	jnum(f, res->memory.peak_fraction);
 	fprintf(f,
 		",\"managed_peak_bytes\":%" PRIu64 ",\"pinned_peak_bytes\":%" PRIu64
-		",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64 "}",
+		",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
+		",\"recorded\":%s,\"allocator_reserved_peak_bytes\":%" PRIu64
+		",\"allocator_allocated_peak_bytes\":%" PRIu64 "}",
 		res->memory.managed_peak_bytes, res->memory.pinned_peak_bytes,
-		res->memory.never_freed, res->memory.never_freed_bytes);
+		res->memory.never_freed, res->memory.never_freed_bytes,
+		res->memory.recorded ? "true" : "false", res->memory.allocator_reserved_peak_bytes,
+		res->memory.allocator_allocated_peak_bytes);
 	fputs(",\"utilization\":{\"kernel_active\":", f);
 	jnum(f, res->util.kernel_active);
 	fputs(",\"sm_busy\":", f);
@@ -152,7 +156,10 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	      "\"memory_bandwidth\":\"hardware counters only; not measured\"}}",
 	      f);
 	fprintf(f, ",\"quadrant\":{\"memory\":\"%s\",\"compute\":\"%s\"}",
-		res->memory_high ? "high" : "low", res->compute_high ? "high" : "low");
+		!res->memory.recorded ? "unknown"
+		: res->memory_high    ? "high"
+				      : "low",
+		res->compute_high ? "high" : "low");
 	fputs(",\"launch_overhead_split\":{\"queued\":", f);
 	jnum(f, res->launch_queued_sm_ns / budget);
 	fputs(",\"in_launch_calls\":", f);

@@ -179,7 +179,7 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	const struct gw_trace_info *t = res->n_traces ? &res->traces[0] : NULL;
 	int order[GW_BUCKET_COUNT], shown = 0;
 	double dur = (double)(res->end_ns - res->start_ns);
-	char hb[32];
+	char hb[32], hb2[32];
 
 	fprintf(f, "%sgpuwhy%s: %s (pid %" PRIu64 ")%s: %.3f s on %u GPU%s", st->bold, st->reset,
 		t && t->command ? t->command : "?", t ? t->pid : 0,
@@ -205,13 +205,23 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	else
 		fprintf(f, "\n%sVerdict:%s useful compute on %.0f%% of SM-time; no idle SM-time.\n",
 			st->bold, st->reset, res->breakdown[GW_BUCKET_COMPUTE] * 100);
-	fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
-		res->memory_high ? st->yellow : st->green, res->memory_high ? "HIGH" : "low",
-		st->reset);
-	if (res->memory.total_bytes)
+	if (!res->memory.recorded)
+		fprintf(f, "%sQuadrant:%s memory not recorded (the profile has no memory events)",
+			st->bold, st->reset);
+	else
+		fprintf(f, "%sQuadrant:%s memory %s%s%s", st->bold, st->reset,
+			res->memory_high ? st->yellow : st->green,
+			res->memory_high ? "HIGH" : "low", st->reset);
+	if (res->memory.recorded && res->memory.total_bytes)
 		fprintf(f, " (peak %s of %.0f GiB, %.0f%%)",
 			human(res->memory.peak_bytes, hb, sizeof(hb)), gib(res->memory.total_bytes),
 			res->memory.peak_fraction * 100);
+	if (res->memory.allocator_reserved_peak_bytes && res->memory.allocator_allocated_peak_bytes)
+		fprintf(f, "; the caching allocator held %s at most, tensors used %s (%.0f%%)",
+			human(res->memory.allocator_reserved_peak_bytes, hb, sizeof(hb)),
+			human(res->memory.allocator_allocated_peak_bytes, hb2, sizeof(hb2)),
+			100.0 * (double)res->memory.allocator_allocated_peak_bytes /
+				(double)res->memory.allocator_reserved_peak_bytes);
 	fprintf(f, ", compute %s%s%s (%.0f%%)\n", res->compute_high ? st->green : st->red,
 		res->compute_high ? "HIGH" : "low", st->reset,
 		res->breakdown[GW_BUCKET_COMPUTE] * 100);

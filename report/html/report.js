@@ -124,9 +124,14 @@
 		const topF = fractionOf(top);
 		const q = D.quadrant || {};
 		const mem = D.memory || {};
-		const memText = mem.total_bytes
+		let memText = mem.recorded === false
+			? "memory was not recorded (the profile has no memory events)"
+			: mem.total_bytes
 			? "memory peaked at " + fmtBytes(mem.peak_bytes) + " of " + fmtBytes(mem.total_bytes) + " (" + pct(mem.peak_fraction) + ")"
 			: "memory peaked at " + fmtBytes(mem.peak_bytes) + " (device capacity unknown)";
+		if (num(mem.allocator_reserved_peak_bytes) > 0 && num(mem.allocator_allocated_peak_bytes) > 0)
+			memText += "; the caching allocator held " + fmtBytes(mem.allocator_reserved_peak_bytes) + " at most, tensors used " +
+				fmtBytes(mem.allocator_allocated_peak_bytes) + " (" + pct(num(mem.allocator_allocated_peak_bytes) / num(mem.allocator_reserved_peak_bytes)) + ")";
 		let headline;
 		if (!durationNs)
 			headline = "No GPU operation was recorded: nothing to attribute.";
@@ -134,6 +139,8 @@
 			headline = "Healthy: memory is well used and the SMs did useful work " + pct(compute) + " of the time.";
 		else if (q.memory === "high")
 			headline = "Memory is full but compute is idle: useful work on only " + pct(compute) + " of SM-time.";
+		else if (q.compute === "low" && q.memory === "unknown")
+			headline = "Compute is low: useful work on only " + pct(compute) + " of SM-time.";
 		else if (q.compute === "low")
 			headline = "The GPU is waiting for work: useful work on only " + pct(compute) + " of SM-time.";
 		else headline = "Compute-dense: useful work on " + pct(compute) + " of SM-time, with memory to spare.";

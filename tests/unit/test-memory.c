@@ -46,6 +46,81 @@ static struct gw_analysis *run(uint64_t total)
 	return tb_finish(&t);
 }
 
+static void header(struct tb *t, uint64_t mode)
+{
+	struct gw_record r = {.type = GW_REC_HEADER};
+
+	r.header.capture_mode = mode;
+	r.header.rank = -1;
+	tb_add(t, &r);
+}
+
+static void counter(struct tb *t, uint64_t time, uint64_t which, uint64_t value)
+{
+	struct gw_record r = {.type = GW_REC_COUNTER};
+
+	r.counter = (struct gw_rec_counter){.time_ns = time, .counter = which, .value = value};
+	tb_add(t, &r);
+}
+
+/*
+ * A caching allocator (an imported profile): it reports holding 10 GiB from 1 s and 60 GiB
+ * from 2 s (of an 80 GiB device), and tensors of 6 and 30 GiB live in it (blocks at 1.5 and
+ * 2.5 s, the first freed at 3 s). Device memory is what the allocator held: peak 60 GiB,
+ * 75%, not high; the tensors are not device memory of their own (they are inside it), and
+ * they used 36 GiB at most. The tensor blocks are allocation sites all the same.
+ */
+static void caching_allocator(void **state)
+{
+	struct gw_analysis *res;
+	struct tb t;
+
+	(void)state;
+	tb_init(&t);
+	header(&t, GW_CAPTURE_IMPORT_KINETO);
+	tb_device_mem(&t, 0, 4, 80 * GIB);
+	tb_string(&t, 1, "sgemm_kernel");
+	tb_launch(&t, 1, 0, 10, 0, 1, 1, 32, 1 * S, 4 * S);
+	counter(&t, 1 * S, GW_COUNTER_ALLOCATOR_RESERVED, 10 * GIB);
+	counter(&t, 2 * S, GW_COUNTER_ALLOCATOR_RESERVED, 60 * GIB);
+	mem(&t, S + S / 2, GW_MEMORY_ALLOC, GW_MEM_TENSOR, 0xa000, 6 * GIB, 1);
+	mem(&t, 2 * S + S / 2, GW_MEMORY_ALLOC, GW_MEM_TENSOR, 0xb000, 30 * GIB, 2);
+	mem(&t, 3 * S, GW_MEMORY_FREE, GW_MEM_TENSOR, 0xa000, 0, 0);
+	res = tb_finish(&t);
+	assert_true(res->memory.recorded);
+	assert_int_equal(res->memory.peak_bytes, 60 * GIB);
+	assert_int_equal(res->memory.final_bytes, 60 * GIB);
+	assert_near(res->memory.peak_fraction, 0.75, 1e-12);
+	assert_false(res->memory_high);
+	assert_int_equal(res->memory.allocator_reserved_peak_bytes, 60 * GIB);
+	assert_int_equal(res->memory.allocator_allocated_peak_bytes, 36 * GIB);
+	assert_int_equal(res->n_alloc_sites, 2);
+	assert_int_equal(res->alloc_sites[0].bytes, 30 * GIB);
+	gw_analysis_free(res);
+}
+
+/* An imported profile without a memory record: memory is unknown, never low or high; one of
+ * gpuwhy's own captures without an allocation recorded none, and is low. */
+static void memory_not_recorded(void **state)
+{
+	struct gw_analysis *res;
+	struct tb t;
+
+	(void)state;
+	for (int own = 0; own < 2; own++) {
+		tb_init(&t);
+		header(&t, own ? GW_CAPTURE_CUPTI : GW_CAPTURE_IMPORT_NSYS);
+		tb_device_mem(&t, 0, 4, 80 * GIB);
+		tb_string(&t, 1, "sgemm_kernel");
+		tb_launch(&t, 1, 0, 10, 0, 1, 1, 32, 1 * S, 4 * S);
+		res = tb_finish(&t);
+		assert_int_equal(res->memory.recorded, own);
+		assert_false(res->memory_high);
+		assert_int_equal(res->memory.peak_bytes, 0);
+		gw_analysis_free(res);
+	}
+}
+
 static void live_peak_final_growth(void **state)
 {
 	struct gw_analysis *res = run(4 * GIB);
@@ -163,10 +238,9 @@ static void growth_host_ahead(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(live_peak_final_growth),
-		cmocka_unit_test(quadrant_memory_high),
-		cmocka_unit_test(growth_while_working),
-		cmocka_unit_test(growth_host_ahead),
+		cmocka_unit_test(live_peak_final_growth), cmocka_unit_test(caching_allocator),
+		cmocka_unit_test(memory_not_recorded),	  cmocka_unit_test(quadrant_memory_high),
+		cmocka_unit_test(growth_while_working),	  cmocka_unit_test(growth_host_ahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
