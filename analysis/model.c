@@ -32,18 +32,22 @@ int gw_an_device(struct gw_analyzer *a, unsigned trace, uint64_t id)
 	*v = a->devs.len;
 	d->r.trace = trace;
 	d->r.id = id;
-	/* Until a DEVICE record says otherwise: an H100 SXM's limits (gpusim's defaults too). */
-	d->lim = (struct gw_device_limits){.sm_count = 132,
-					   .max_threads_per_sm = 2048,
-					   .max_blocks_per_sm = 32,
-					   .regs_per_sm = 65536,
-					   .smem_per_sm_bytes = 228 * 1024,
-					   .warp_size = 32};
+	d->lim = gw_assumed_limits;
 	d->r.sm_count = d->lim.sm_count;
 	d->r.start_ns = UINT64_MAX;
 	d->add_first_stream = UINT32_MAX;
 	return (int)(a->devs.len - 1);
 }
+
+/* Until a DEVICE record says otherwise: an H100 SXM's limits (gpusim's defaults too). */
+const struct gw_device_limits gw_assumed_limits = {
+	.sm_count = 132,
+	.max_threads_per_sm = 2048,
+	.max_blocks_per_sm = 32,
+	.regs_per_sm = 65536,
+	.smem_per_sm_bytes = 228 * 1024,
+	.warp_size = 32,
+};
 
 struct gw_string_ent *gw_an_string_ent(const struct gw_trace_st *t, uint64_t id)
 {

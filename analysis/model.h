@@ -255,6 +255,9 @@ static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
 	return i < a->traces.len ? &((struct gw_trace_st *)a->traces.data)[i] : NULL;
 }
 
+/* The limits of a device no DEVICE record described. */
+extern const struct gw_device_limits gw_assumed_limits;
+
 /* Device table index for (trace, device id), created on first sight with assumed limits.
  * Returns the index or -errno. */
 int gw_an_device(struct gw_analyzer *a, unsigned trace, uint64_t id);

@@ -155,11 +155,17 @@ int gw_build_results(struct gw_analyzer *a)
 		active += (double)o->kernel_active_ns * (double)o->sm_count;
 		filled += devs[d].fill_sm_ns;
 		if (!o->described && o->budget_sm_ns > 0 &&
-		    (r = add_warning(res, gw_strdupf("device %llu of %s has no device record: its "
-						     "limits are assumed (132 SMs, 2048 threads, "
-						     "64 Ki registers, 228 KiB shared per SM)",
-						     (unsigned long long)o->id,
-						     res->traces[o->trace].path))) < 0)
+		    (r = add_warning(
+			     res,
+			     gw_strdupf("device %llu of %s has no device record: its limits "
+					"are assumed (%llu SMs, %llu threads, %llu Ki registers, "
+					"%llu KiB shared per SM)",
+					(unsigned long long)o->id, res->traces[o->trace].path,
+					(unsigned long long)gw_assumed_limits.sm_count,
+					(unsigned long long)gw_assumed_limits.max_threads_per_sm,
+					(unsigned long long)gw_assumed_limits.regs_per_sm / 1024,
+					(unsigned long long)gw_assumed_limits.smem_per_sm_bytes /
+						1024))) < 0)
 			return r;
 	}
 	if (res->budget_sm_ns > 0) {
