@@ -48,11 +48,12 @@ static double running_fill(const struct gw_analysis *res)
 	return res->util.kernel_active > 0 ? res->util.sm_busy / res->util.kernel_active : 0;
 }
 
-/* How much larger a batch fits below 80% of device memory, in steps of 0.5. */
+/* How much larger a batch fits below 80% of device memory, in steps of 0.5; nothing
+ * allocated leaves room for any batch. */
 static double batch_room(const struct gw_analysis *res)
 {
 	if (res->memory.peak_fraction <= 0)
-		return 0;
+		return HUGE_VAL;
 	return floor(0.8 / res->memory.peak_fraction * 2) / 2;
 }
 
@@ -212,6 +213,15 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 				(unsigned long long)tk->count, tk->site.text ? tk->site.text : "?",
 				fc ? " (top candidate: " : "", fc ? fc->names[0] : "",
 				fc ? "...)" : "", ms);
+		/* No kernel ran: the time went between copies and memsets. */
+		if (!res->counts.kernels)
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) the GPU idled between copies and "
+				"memsets issued one by one (queued %.0f%%, inside the calls %.0f%%, "
+				"between them %.0f%%): fewer, larger copies give it back. "
+				"Trade-off: batching needs staging buffers; check launch_overhead "
+				"in the next run.",
+				pct, ms, q * 100, ic * 100, bt * 100);
 		return gw_strdupf(
 			"%.0f%% of SM-time (%.1f ms) went to launch overhead (queued "
 			"%.0f%%, inside launch calls %.0f%%, between them %.0f%%): fewer, "

@@ -41,7 +41,10 @@ static int feed_file(struct gw_analyzer *a, struct gw_inputs *in, int i,
 		goto out;
 	gw_analyzer_end_trace(a, src->truncated, src->clean_exit);
 out:
-	if (r < 0)
+	if (r == -E2BIG)
+		snprintf(in->reason, sizeof(in->reason),
+			 "more than 65535 devices or traces: more than one report can hold");
+	else if (r < 0)
 		snprintf(in->reason, sizeof(in->reason), "%s", gw_source_strerror(r));
 	gw_source_free(src);
 	return r;

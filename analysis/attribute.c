@@ -8,6 +8,9 @@
 #include "model.h"
 
 #define GW_INCALL_SCAN 512
+/* The longest call that counts as launching: past the costliest real launches (a large
+ * module loaded at its first launch takes milliseconds) and the scheduler's time slices. */
+#define GW_LAUNCH_CALL_MAX_NS 10000000ull
 
 /* A direct-mapped cache in front of a hash map of per-name accumulators: loops cycle
  * through a few names, and the hash lookup per kernel is the costliest step of a pass. */
@@ -211,6 +214,10 @@ static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, ui
 		    (c->tid != n->tid || c->sync_kind != GW_SYNC_NONE ||
 		     (c->category != GW_API_LAUNCH && c->category != GW_API_GRAPH_LAUNCH &&
 		      c->category != GW_API_MEMCPY && c->category != GW_API_MEMSET)))
+			continue;
+		/* A call this long is not per-launch cost: the host was held inside it
+		 * (stopped, paged out, waiting on a lock). */
+		if (c->end_ns - c->start_ns > GW_LAUNCH_CALL_MAX_NS)
 			continue;
 		lo = c->start_ns > r0 ? c->start_ns : r0;
 		hi = c->end_ns < g1 ? c->end_ns : g1;

@@ -233,15 +233,10 @@ static int write_gaps(FILE *f, const struct gw_analysis *a)
 	return r;
 }
 
-int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options *opt,
-		   const char *path)
+int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options *opt, FILE *f)
 {
-	bool to_stdout = strcmp(path, "-") == 0;
-	FILE *f = to_stdout ? stdout : fopen(path, "we");
 	int r;
 
-	if (!f)
-		return -errno;
 	/* The page's data: the report exactly as --json writes it, and what only the drawing
 	 * needs beside it. */
 	fputs(gw_html_page_head, f);
@@ -258,13 +253,5 @@ int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options
 	fputs("}}", f);
 	fputs(gw_html_page_tail, f);
 out:
-	if (ferror(f) && r >= 0)
-		r = -EIO;
-	if (to_stdout) {
-		if (fflush(f) != 0 && r >= 0)
-			r = -errno;
-	} else if (fclose(f) != 0 && r >= 0) {
-		r = -errno;
-	}
-	return r;
+	return r < 0 ? r : ferror(f) ? -EIO : 0;
 }

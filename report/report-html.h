@@ -2,6 +2,8 @@
 /* `gpuwhy-report --html FILE`: the analysis as one self-contained HTML page. */
 #pragma once
 
+#include <stdio.h>
+
 #include "analysis.h"
 
 /* Bins of the drawing timeline the page asks the analysis for. */
@@ -14,10 +16,9 @@
 void gw_report_html_options(struct gw_analysis_options *opt);
 
 /*
- * Writes the page for A, analysed with OPT (may be NULL), to PATH (created or truncated; "-"
- * is stdout). Inline CSS, JS and SVG, no network. The numbers are A's, computed from every event; only the drawing is
+ * Writes the page for A, analysed with OPT (may be NULL), to f (report/output.h makes files
+ * of it). Inline CSS, JS and SVG, no network. The numbers are A's, computed from every event; only the drawing is
  * downsampled (at most 2 * GW_HTML_TIMELINE_BINS bins and GW_HTML_MAX_GAPS gaps, so the page
  * stays small whatever the trace's size). Returns 0 or -errno.
  */
-int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options *opt,
-		   const char *path);
+int gw_report_html(const struct gw_analysis *a, const struct gw_analysis_options *opt, FILE *f);

@@ -312,8 +312,9 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 			t->truncated ? "true" : "false", t->clean_exit ? "true" : "false",
 			t->start_ns, t->end_ns, t->peak_bytes);
 		breakdown(f, t->breakdown);
+		/* as at the top: no GPU operation, no SM-time, no cause */
 		fputs(",\"dominant_cause\":", f);
-		jstr(f, gw_buckets[t->dominant].key);
+		jstr(f, t->end_ns > t->start_ns ? gw_buckets[t->dominant].key : NULL);
 		fputs(",\"top_idle_cause\":", f);
 		jstr(f, t->top_idle < GW_BUCKET_COUNT ? gw_buckets[t->top_idle].key : NULL);
 		fputs(",\"counts\":", f);

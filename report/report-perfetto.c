@@ -19,6 +19,7 @@ struct gw_pf {
 	FILE *f;
 	const struct gw_analysis *a;
 	uint64_t t0;
+	uint64_t cut; /* nothing from this time on is written (UINT64_MAX: no cut) */
 	bool first;
 	bool *gpu_named;	/* per device index */
 	struct gw_hmap streams; /* (device index, stream) named */
@@ -233,15 +234,17 @@ static void events(struct gw_pf *pf)
 		if (v->threads[i].name && v->threads[i].name[0])
 			name_thread(pf, v->threads[i].trace, v->threads[i].tid, v->threads[i].name);
 	for (size_t i = 0; i < v->n_calls; i++)
-		call_event(pf, &v->calls[i]);
+		if (v->calls[i].start_ns < pf->cut)
+			call_event(pf, &v->calls[i]);
 	for (size_t i = 0; i < v->n_ops; i++)
-		op_event(pf, &v->ops[i]);
-	for (size_t i = 0; i < v->n_memory; i++) {
+		if (v->ops[i].start_ns < pf->cut)
+			op_event(pf, &v->ops[i]);
+	for (size_t i = 0; i < v->n_memory && v->memory[i].time_ns < pf->cut; i++) {
 		name_gpu(pf, v->memory[i].device);
 		counter_event(pf, gpu_pid(pf, v->memory[i].device), "live device memory", "bytes",
 			      v->memory[i].time_ns, v->memory[i].value);
 	}
-	for (size_t i = 0; v->fill_complete && i < v->n_fill; i++) {
+	for (size_t i = 0; v->fill_complete && i < v->n_fill && v->fill[i].time_ns < pf->cut; i++) {
 		name_gpu(pf, v->fill[i].device);
 		counter_event(pf, gpu_pid(pf, v->fill[i].device), "SM fill", "fill",
 			      v->fill[i].time_ns, v->fill[i].value);
@@ -262,7 +265,9 @@ static void analysis_tracks(struct gw_pf *pf)
 		metadata(pf, "process_name", fill_pid, 0, "all GPUs (gpuwhy analysis)", 0);
 		metadata(pf, "process_sort_index", fill_pid, 0, NULL, -1);
 	}
-	for (unsigned i = 0; binned && a->bins && i < a->n_bins; i++)
+	for (unsigned i = 0;
+	     binned && a->bins && i < a->n_bins && a->start_ns + (uint64_t)i * a->bin_ns < pf->cut;
+	     i++)
 		counter_event(pf, fill_pid, "SM fill (bin mean)", "fill",
 			      a->start_ns + (uint64_t)i * a->bin_ns, a->bins[i].sm_busy);
 
@@ -275,7 +280,8 @@ static void analysis_tracks(struct gw_pf *pf)
 	for (size_t i = 0; i < a->n_gaps; i++) {
 		const struct gw_gap *g = &a->gaps[i];
 
-		if (g->device >= a->n_devices || g->bucket >= GW_BUCKET_COUNT)
+		if (g->device >= a->n_devices || g->bucket >= GW_BUCKET_COUNT ||
+		    g->start_ns >= pf->cut)
 			continue;
 		begin_event(pf);
 		fprintf(pf->f,
@@ -291,10 +297,40 @@ static void analysis_tracks(struct gw_pf *pf)
 	}
 }
 
-int gw_report_perfetto(const struct gw_analysis *a, const char *out)
+static int cmp_u64(const void *x, const void *y)
 {
-	struct gw_pf pf = {.a = a, .t0 = UINT64_MAX, .first = true};
-	bool to_stdout = strcmp(out, "-") == 0;
+	uint64_t p = *(const uint64_t *)x, q = *(const uint64_t *)y;
+
+	return p < q ? -1 : p > q;
+}
+
+/* The time before which at most max calls and operations start (UINT64_MAX: all of them fit).
+ * A cut in time rather than a sample: what is shown is the run as it was, up to a point. */
+static int cut_time(const struct gw_event_view *v, uint64_t max, uint64_t *ret)
+{
+	size_t n = v->n_calls + v->n_ops, k = 0;
+	uint64_t *t;
+
+	*ret = UINT64_MAX;
+	if (!max || n <= max)
+		return 0;
+	t = malloc(n * sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < v->n_calls; i++)
+		t[k++] = v->calls[i].start_ns;
+	for (size_t i = 0; i < v->n_ops; i++)
+		t[k++] = v->ops[i].start_ns;
+	qsort(t, n, sizeof(*t), cmp_u64);
+	/* events at the cut's own time all go, so it may take fewer than max */
+	*ret = t[max];
+	free(t);
+	return 0;
+}
+
+int gw_report_perfetto(const struct gw_analysis *a, uint64_t max_events, FILE *f)
+{
+	struct gw_pf pf = {.a = a, .t0 = UINT64_MAX, .first = true, .f = f};
 	int err = 0;
 
 	if (!a->view)
@@ -309,30 +345,27 @@ int gw_report_perfetto(const struct gw_analysis *a, const char *out)
 	if (pf.t0 == UINT64_MAX || (a->start_ns && a->start_ns < pf.t0))
 		pf.t0 = a->start_ns;
 
-	pf.f = to_stdout ? stdout : fopen(out, "we");
-	if (!pf.f) {
-		err = -errno;
+	if ((err = cut_time(a->view, max_events, &pf.cut)) < 0)
 		goto out;
-	}
 	/* The verdict in the trace's metadata (Perfetto shows otherData on its info page). */
 	fprintf(pf.f,
 		"{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"gpuwhy-report\","
-		"\"compute\":\"%.1f%% of SM-time\",\"largest_loss\":\"%s %.1f%%\"},"
-		"\"traceEvents\":[",
+		"\"compute\":\"%.1f%% of SM-time\",\"largest_loss\":\"%s %.1f%%\"",
 		a->breakdown[GW_BUCKET_COMPUTE] * 100,
 		a->top_idle < GW_BUCKET_COUNT ? gw_buckets[a->top_idle].key : "none",
 		a->top_idle < GW_BUCKET_COUNT ? a->breakdown[a->top_idle] * 100 : 0.0);
+	if (pf.cut != UINT64_MAX) {
+		fputs(",\"cut_at\":\"", pf.f);
+		fprintf(pf.f,
+			"%.3f ms: the run is shown up to there (--perfetto-max-events %" PRIu64
+			"); the report covers all of it\"",
+			(double)(pf.cut - pf.t0) / 1e6, max_events);
+	}
+	fputs("},\"traceEvents\":[", pf.f);
 	events(&pf);
 	analysis_tracks(&pf);
 	fputs("\n]}\n", pf.f);
-	if (ferror(pf.f))
-		err = -EIO;
-	if (to_stdout) {
-		if (fflush(pf.f) != 0 && err >= 0)
-			err = -errno;
-	} else if (fclose(pf.f) != 0 && err >= 0) {
-		err = -errno;
-	}
+	err = ferror(pf.f) ? -EIO : 0;
 out:
 	free(pf.gpu_named);
 	gw_hmap_free(&pf.streams);

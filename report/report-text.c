@@ -181,8 +181,11 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	double dur = (double)(res->end_ns - res->start_ns);
 	char hb[32], hb2[32];
 
-	fprintf(f, "%sgpuwhy%s: %s (pid %" PRIu64 ")%s: %.3f s on %u GPU%s", st->bold, st->reset,
-		t && t->command ? t->command : "?", t ? t->pid : 0,
+	fprintf(f, "%sgpuwhy%s: ", st->bold, st->reset);
+	/* the command line on one line, whatever its arguments hold */
+	for (const char *c = t && t->command ? t->command : "?"; *c; c++)
+		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+	fprintf(f, " (pid %" PRIu64 ")%s: %.3f s on %u GPU%s", t ? t->pid : 0,
 		res->n_traces > 1 ? " and more" : "", dur / 1e9, res->n_devices,
 		res->n_devices == 1 ? "" : "s");
 	if (res->n_devices == 1 && res->devices[0].name)
@@ -448,13 +451,96 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	}
 }
 
-int gw_report_text(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *f,
+/*
+ * Everything the report prints passes through this filter on its way to the terminal: names and
+ * command lines come from the trace, and a trace is anybody's bytes. Control characters and C1
+ * controls (U+0080..U+009F, which some terminals obey) become '?'; an escape sequence passes
+ * only when it sets colours (ESC [ digits ; m) and colours are on. Newlines pass.
+ */
+struct safe_out {
+	FILE *to;
+	bool sgr;     /* colour sequences may pass */
+	int state;    /* 0 text, 1 after ESC, 2 inside ESC [, 3 after 0xC2 */
+	char seq[24]; /* the escape sequence so far */
+	unsigned seq_len;
+};
+
+static void safe_put(struct safe_out *s, unsigned char c)
+{
+	switch (s->state) {
+	case 1:
+		if (c == '[') {
+			s->seq[s->seq_len++] = (char)c;
+			s->state = 2;
+			return;
+		}
+		fputc('?', s->to);
+		s->state = 0;
+		break;
+	case 2:
+		if (((c >= '0' && c <= '9') || c == ';') && s->seq_len < sizeof(s->seq) - 1) {
+			s->seq[s->seq_len++] = (char)c;
+			return;
+		}
+		if (c == 'm' && s->sgr) {
+			fwrite(s->seq, 1, s->seq_len, s->to);
+			fputc('m', s->to);
+			s->state = 0;
+			return;
+		}
+		/* not a colour: the escape is dropped, what followed it is text */
+		fputc('?', s->to);
+		fwrite(s->seq + 1, 1, s->seq_len - 1, s->to);
+		s->state = 0;
+		break;
+	case 3:
+		s->state = 0;
+		if (c >= 0x80 && c <= 0x9f) {
+			fputc('?', s->to);
+			return;
+		}
+		fputc(0xc2, s->to);
+		break;
+	default:
+		break;
+	}
+	if (c == 0x1b) {
+		s->seq[0] = (char)c;
+		s->seq_len = 1;
+		s->state = 1;
+	} else if (c == 0xc2) {
+		s->state = 3;
+	} else if ((c < 0x20 && c != '\n') || c == 0x7f) {
+		fputc('?', s->to);
+	} else {
+		fputc(c, s->to);
+	}
+}
+
+static ssize_t safe_write(void *cookie, const char *buf, size_t n)
+{
+	struct safe_out *s = cookie;
+
+	for (size_t i = 0; i < n; i++)
+		safe_put(s, (unsigned char)buf[i]);
+	return ferror(s->to) ? -1 : (ssize_t)n;
+}
+
+int gw_report_text(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *to,
 		   bool color)
 {
 	const struct style *st = color ? &ansi : &plain;
+	struct safe_out s = {.to = to, .sgr = color};
+	FILE *f = fopencookie(&s, "w", (cookie_io_functions_t){.write = safe_write});
+	int r;
 
+	if (!f)
+		return -errno;
 	first_screen(f, res, st);
 	if (res->budget_sm_ns > 0)
 		details(f, res, opt, st);
-	return ferror(f) ? -EIO : 0;
+	r = ferror(f) ? -EIO : 0;
+	if (fclose(f) != 0 && !r)
+		r = -EIO;
+	return ferror(to) ? -EIO : r;
 }

@@ -3,9 +3,12 @@
 #include "cli-args.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -52,6 +55,7 @@ int gw_check_output_file(const char *path, char *why, size_t size)
 	const char *slash;
 	struct stat st;
 	size_t len = strlen(path);
+	int fd;
 
 	if (!len) {
 		snprintf(why, size, "an empty file name");
@@ -115,6 +119,24 @@ int gw_check_output_file(const char *path, char *why, size_t size)
 		snprintf(why, size, "cannot write in directory '%s': %s", dir, strerror(e));
 		return -e;
 	}
+	/* access() says what the permissions allow, not that the file system takes a file
+	 * (/proc, a read-only mount): make one, unnamed where it can be, and let it go. */
+	fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+		char probe[PATH_MAX + 32];
+
+		snprintf(probe, sizeof(probe), "%s/.gpuwhy-probe-XXXXXX", dir);
+		fd = mkstemp(probe);
+		if (fd >= 0)
+			unlink(probe);
+	}
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(why, size, "cannot create a file in directory '%s': %s", dir, strerror(e));
+		return -e;
+	}
+	close(fd);
 	return 0;
 }
 

@@ -15,6 +15,7 @@
 #include "analysis.h"
 #include "cli-args.h"
 #include "dump.h"
+#include "output.h"
 #include "report-html.h"
 #include "report-json.h"
 #include "report-perfetto.h"
@@ -105,6 +106,12 @@ static int check_outputs(const struct gw_report_cmd *args)
 	return 0;
 }
 
+static bool exports_to_stdout(const struct gw_report_cmd *args)
+{
+	return (args->opt.html && strcmp(args->opt.html, "-") == 0) ||
+	       (args->opt.perfetto && strcmp(args->opt.perfetto, "-") == 0);
+}
+
 static int parse_args(int argc, char **argv, struct gw_report_cmd *ret)
 {
 	struct option opts[GW_ROPT_COUNT + 3] = {
@@ -159,6 +166,11 @@ static int parse_args(int argc, char **argv, struct gw_report_cmd *ret)
 		fprintf(stderr, "%s: no TRACE given (%s --help)\n", gw_prog, gw_prog);
 		return -1;
 	}
+	if (ret->opt.json && exports_to_stdout(ret)) {
+		fprintf(stderr, "%s: --json and %s - cannot both be standard output\n", gw_prog,
+			ret->opt.html && !strcmp(ret->opt.html, "-") ? "--html" : "--perfetto");
+		return -1;
+	}
 	if (ret->opt.html && ret->opt.perfetto && strcmp(ret->opt.html, "-") == 0 &&
 	    strcmp(ret->opt.perfetto, "-") == 0) {
 		fprintf(stderr, "%s: --html and --perfetto cannot both be standard output\n",
@@ -208,116 +220,44 @@ static int run_dump(const struct gw_report_cmd *args)
 	return GW_EXIT_OK;
 }
 
-/*
- * An export to a regular file is written to a temporary file beside it and renamed over it
- * once complete, so a failure or a signal never leaves half a page where FILE was (and an
- * older FILE stays whole). On SIGINT, SIGTERM or SIGHUP the temporary files are removed.
- */
-enum { GW_EXPORTS = 2 };
-static char gw_tmp_path[GW_EXPORTS][PATH_MAX];
-static volatile sig_atomic_t gw_tmp_live[GW_EXPORTS];
-static mode_t gw_tmp_mode[GW_EXPORTS]; /* what FILE ends up with */
-static mode_t gw_umask;
-
-static void on_fatal_signal(int sig)
+/* Renders a to path through report/output.h. Returns an exit code. */
+static int export(const char *path, const struct gw_analysis *a,
+		  const struct gw_analysis_options *opt, const struct gw_report_args *ra)
 {
-	for (int i = 0; i < GW_EXPORTS; i++)
-		if (gw_tmp_live[i])
-			unlink(gw_tmp_path[i]);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+	struct gw_output *out;
+	int err = gw_output_begin(path, &out);
 
-/* A signal this process was started ignoring (nohup, a background job) stays ignored. */
-static void catch_fatal_signals(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	if (err >= 0) {
+		FILE *f = gw_output_stream(out);
 
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
-		if (signal(sigs[i], on_fatal_signal) == SIG_IGN)
-			signal(sigs[i], SIG_IGN);
-}
-
-/* Sets *RET_PATH to where export SLOT writes PATH. Returns 0 or -errno. */
-static int export_begin(int slot, const char *path, const char **ret_path)
-{
-	const char *slash = strrchr(path, '/');
-	sigset_t fatal, old;
-	struct stat st;
-	int fd, n, err;
-
-	*ret_path = path;
-	if (stat(path, &st) < 0)
-		st.st_mode = S_IFREG | (0666 & ~gw_umask); /* as a new file would get */
-	if (strcmp(path, "-") == 0 || !S_ISREG(st.st_mode))
-		return 0;
-	gw_tmp_mode[slot] = st.st_mode & 07777;
-	n = snprintf(gw_tmp_path[slot], PATH_MAX, "%.*s.gpuwhy-report-XXXXXX",
-		     slash ? (int)(slash + 1 - path) : 0, path);
-	if (n < 0 || n >= PATH_MAX)
-		return -ENAMETOOLONG;
-	/* no signal between the file's creation and the flag that has the handler remove it */
-	sigemptyset(&fatal);
-	sigaddset(&fatal, SIGINT);
-	sigaddset(&fatal, SIGTERM);
-	sigaddset(&fatal, SIGHUP);
-	sigprocmask(SIG_BLOCK, &fatal, &old);
-	fd = mkstemp(gw_tmp_path[slot]);
-	err = fd < 0 ? -errno : 0;
-	if (fd >= 0) {
-		close(fd);
-		gw_tmp_live[slot] = 1;
-		*ret_path = gw_tmp_path[slot];
+		if (path == ra->html)
+			err = gw_report_html(a, opt, f);
+		else
+			err = gw_report_perfetto(a,
+						 ra->perfetto_max_events == UINT64_MAX
+							 ? GW_PERFETTO_MAX_EVENTS
+							 : ra->perfetto_max_events,
+						 f);
+		err = gw_output_finish(out, err);
 	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	return err;
-}
-
-/* Publishes export SLOT as PATH when ERR says it was written whole, else removes it. */
-static int export_end(int slot, const char *path, int err)
-{
-	if (!gw_tmp_live[slot])
-		return err;
-	/* mkstemp made it 0600: give it the mode FILE has, or a new file would get. */
-	if (err >= 0 && chmod(gw_tmp_path[slot], gw_tmp_mode[slot]) < 0)
-		err = -errno;
-	if (err >= 0 && rename(gw_tmp_path[slot], path) < 0)
-		err = -errno;
-	if (err < 0)
-		unlink(gw_tmp_path[slot]);
-	gw_tmp_live[slot] = 0;
-	return err;
+	if (err < 0) {
+		fprintf(stderr, "%s: %s: %s\n", gw_prog, path, strerror(-err));
+		return GW_EXIT_UNREADABLE;
+	}
+	return GW_EXIT_OK;
 }
 
 /* --html and --perfetto, after the analysis. Returns an exit code. */
 static int write_exports(const struct gw_report_cmd *args, const struct gw_analysis *a,
 			 const struct gw_analysis_options *opt)
 {
-	const char *to;
-	int err;
+	int code = GW_EXIT_OK;
 
-	if (args->opt.html) {
-		err = export_begin(0, args->opt.html, &to);
-		if (err >= 0)
-			err = gw_report_html(a, opt, to);
-		err = export_end(0, args->opt.html, err);
-		if (err < 0) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->opt.html, strerror(-err));
-			return GW_EXIT_UNREADABLE;
-		}
-	}
-	if (args->opt.perfetto) {
-		err = export_begin(1, args->opt.perfetto, &to);
-		if (err >= 0)
-			err = gw_report_perfetto(a, to);
-		err = export_end(1, args->opt.perfetto, err);
-		if (err < 0) {
-			fprintf(stderr, "%s: %s: %s\n", gw_prog, args->opt.perfetto,
-				strerror(-err));
-			return GW_EXIT_UNREADABLE;
-		}
-	}
-	return GW_EXIT_OK;
+	if (args->opt.html)
+		code = export(args->opt.html, a, opt, &args->opt);
+	if (args->opt.perfetto && code == GW_EXIT_OK)
+		code = export(args->opt.perfetto, a, opt, &args->opt);
+	return code;
 }
 
 /* Progress on a terminal's stderr only; the line is cleared when the analysis ends. */
@@ -364,14 +304,24 @@ static int run_report(const struct gw_report_cmd *args)
 		return GW_EXIT_UNREADABLE;
 	}
 	code = write_exports(args, a, &opt);
-	if (code == GW_EXIT_OK) {
+	/* An export to standard output is all that goes there: a report after it would make
+	 * the page or the JSON unreadable. */
+	if (code == GW_EXIT_OK && !exports_to_stdout(args)) {
 		const char *nc = secure_getenv("NO_COLOR");
 		bool color = isatty(STDOUT_FILENO) && !(nc && nc[0]);
 
-		err = args->opt.json ? gw_report_json(a, &opt, stdout)
-				     : gw_report_text(a, &opt, stdout, color);
-		if (fflush(stdout) != 0 || err < 0) {
-			fprintf(stderr, "gpuwhy-report: writing the report: %s\n", strerror(EIO));
+		struct gw_output *out;
+
+		err = gw_output_begin("-", &out);
+		if (err >= 0) {
+			FILE *f = gw_output_stream(out);
+
+			err = args->opt.json ? gw_report_json(a, &opt, f)
+					     : gw_report_text(a, &opt, f, color);
+			err = gw_output_finish(out, err);
+		}
+		if (err < 0) {
+			fprintf(stderr, "gpuwhy-report: writing the report: %s\n", strerror(-err));
 			code = GW_EXIT_UNREADABLE;
 		}
 	}
@@ -389,9 +339,7 @@ int main(int argc, char **argv)
 		return GW_EXIT_USAGE;
 	if (check_traces(&args) != GW_EXIT_OK)
 		return GW_EXIT_UNREADABLE;
-	gw_umask = umask(0);
-	umask(gw_umask);
-	catch_fatal_signals();
+	gw_output_catch_signals();
 	switch (args.mode) {
 	case GW_MODE_DUMP:
 		return run_dump(&args);

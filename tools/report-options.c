@@ -2,6 +2,8 @@
 /* The report's options (report-options.h): their getopt entries, checks and help. */
 #include "report-options.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli-args.h"
@@ -10,6 +12,7 @@
 enum kind {
 	FLAG,
 	MICROS,
+	COUNT,
 	OUTPUT,
 	FORMAT,
 };
@@ -26,8 +29,10 @@ static const struct {
 
 void gw_report_args_init(struct gw_report_args *args)
 {
-	*args = (struct gw_report_args){
-		.tiny_ns = UINT64_MAX, .starve_ns = UINT64_MAX, .queue_ns = UINT64_MAX};
+	*args = (struct gw_report_args){.tiny_ns = UINT64_MAX,
+					.starve_ns = UINT64_MAX,
+					.queue_ns = UINT64_MAX,
+					.perfetto_max_events = UINT64_MAX};
 }
 
 size_t gw_report_getopt(struct option *opts, bool for_run)
@@ -65,6 +70,19 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 		return gw_cli_parse_us(prog, flag, value, &args->starve_ns) < 0 ? -1 : 0;
 	case GW_ROPT_QUEUE_US:
 		return gw_cli_parse_us(prog, flag, value, &args->queue_ns) < 0 ? -1 : 0;
+	case GW_ROPT_PERFETTO_MAX_EVENTS: {
+		char *end;
+
+		errno = 0;
+		args->perfetto_max_events = strtoull(value, &end, 10);
+		if (!*value || *end || value[0] == '-' || errno ||
+		    args->perfetto_max_events > 1000000000000ull) {
+			gw_cli_error(stderr, prog, flag, value,
+				     "is not a count of events (a whole number up to 10^12)");
+			return -1;
+		}
+		return 0;
+	}
 	case GW_ROPT_HTML:
 		args->html = value;
 		return 0;

@@ -23,6 +23,9 @@
 	  "also write a self-contained HTML page (charts, sites)")                                 \
 	X(PERFETTO, "perfetto", "FILE", OUTPUT, 1,                                                 \
 	  "also write Chrome trace-event JSON (ui.perfetto.dev)")                                  \
+	X(PERFETTO_MAX_EVENTS, "perfetto-max-events", "N", COUNT, 1,                               \
+	  "--perfetto shows the run up to where N calls and GPU operations started; 0 all "        \
+	  "(1000000)")                                                                             \
 	X(FORMAT, "format", "NAME", FORMAT, 0,                                                     \
 	  "read every TRACE as NAME: gpuwhy, kineto (torch.profiler JSON), nsys (Nsight "          \
 	  "Systems SQLite export); without it, each file's format comes from its content")
@@ -44,6 +47,7 @@ struct gw_report_args {
 	bool json;
 	const char *html;		     /* NULL: none */
 	const char *perfetto;		     /* NULL: none */
+	uint64_t perfetto_max_events;	     /* UINT64_MAX: the writer's default */
 	uint64_t tiny_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t starve_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t queue_ns;		     /* UINT64_MAX: the analysis's default */

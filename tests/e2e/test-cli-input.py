@@ -186,7 +186,14 @@ def signal_mid_export(root):
                          stderr=subprocess.PIPE)
     deadline, seen = time.monotonic() + 120, False
     while p.poll() is None and time.monotonic() < deadline:
-        if any(n.startswith('.gpuwhy-report-') for n in os.listdir(d)):
+        # the export is open: unnamed in d (O_TMPFILE), or a named temporary where the
+        # file system has no unnamed files
+        try:
+            fds = [os.readlink('/proc/%d/fd/%s' % (p.pid, fd))
+                   for fd in os.listdir('/proc/%d/fd' % p.pid)]
+        except OSError:
+            fds = []
+        if any(f.startswith(d + '/') and not f.endswith('out.json') for f in fds):
             seen = True
             p.send_signal(signal.SIGTERM)
             break
