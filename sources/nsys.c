@@ -1494,11 +1494,12 @@ static char *file_uri(const char *path)
 	return u;
 }
 
-static bool has_suffix(const char *s, const char *suffix)
+bool gw_nsys_report_name(const char *path)
 {
-	size_t a = strlen(s), b = strlen(suffix);
+	size_t len = strlen(path);
 
-	return a >= b && strcmp(s + a - b, suffix) == 0;
+	return (len >= 9 && strcmp(path + len - 9, ".nsys-rep") == 0) ||
+	       (len >= 6 && strcmp(path + len - 6, ".qdrep") == 0);
 }
 
 /* The HEADER's facts: the process with GPU work, its name, the capture's wall-clock start. */
@@ -1646,13 +1647,8 @@ static int nsys_open(struct gw_source *s)
 		if (!f)
 			return -errno;
 		if (got < 16 || memcmp(head, "SQLite format 3", 16) != 0) {
-			if (has_suffix(s->path, ".nsys-rep") || has_suffix(s->path, ".qdrep"))
-				return gw_source_fail(
-					-EBADMSG,
-					"an Nsight Systems report, not its SQLite export: "
-					"run `nsys export --type sqlite --output "
-					"report.sqlite %s` and read report.sqlite",
-					s->path);
+			if (gw_nsys_report_name(s->path))
+				return gw_source_fail(-EBADMSG, GW_NSYS_EXPORT_HINT, s->path);
 			return gw_source_fail(-EBADMSG, "not an SQLite database, so not an Nsight "
 							"Systems export");
 		}
