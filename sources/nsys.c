@@ -51,6 +51,7 @@
 #define API_WINDOW   8
 #define API_RECENT   4096
 #define NAME_CACHE   64
+#define COUNT(a)     ((int)(sizeof(a) / sizeof((a)[0])))
 #define NO_DEVICE    UINT64_MAX
 #define MULTI_DEVICE (UINT64_MAX - 1)
 
@@ -153,16 +154,23 @@ struct slot {
 
 /* ---- table cursors ---- */
 
-/* A column the reader asks for: required ones must exist, the others read as NULL (0). */
+/* A column the reader asks for: required ones must exist, the others read as NULL. wrap, when
+ * set, is an SQL expression of the column ("%s"): SQLite evaluates it in the same step, which
+ * costs less than asking it whether a value is NULL. */
 struct col {
 	const char *name;
 	bool required;
+	const char *wrap;
 };
+
+/* NULL as 0 and a value v as v + 1: nullable ids and kinds in one call */
+#define OR_NULL "ifnull(%s + 1, 0)"
 
 struct cursor {
 	const char *table;
 	sqlite3_stmt *st;
-	bool row; /* a row is loaded */
+	bool row;	/* a row is loaded */
+	uint64_t start; /* its first column, the time the tables are merged by */
 };
 
 /* One API call as the export wrote it. */
@@ -194,8 +202,8 @@ struct nsys {
 	struct map pid_device;	/* pid -> its one device, or MULTI_DEVICE */
 	struct map corr_device; /* correlation -> device (processes with several GPUs) */
 	struct map tid_device;	/* thread -> the device its last call used */
-	struct map pids_seen;	/* pids with GPU work */
-	uint64_t last_pid, last_pid_device;
+	struct map pids_seen;	/* pids with CUDA contexts or GPU copies */
+	uint64_t last_pid, last_pid_device, last_gpid;
 
 	/* API names */
 	struct map name_class; /* export name id -> packed class (see api_class()) */
@@ -272,11 +280,6 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 	sqlite3_int64 v = sqlite3_column_int64(st, i);
 
 	return v < 0 ? 0 : (uint64_t)v;
-}
-
-static bool col_null(sqlite3_stmt *st, int i)
-{
-	return sqlite3_column_type(st, i) == SQLITE_NULL;
 }
 
 /* Length of the valid UTF-8 sequence at s[0, n), 0 if there is none. */
@@ -440,37 +443,61 @@ static uint64_t table_rows(struct nsys *n, const char *table)
 	return v;
 }
 
+/* Appends printf-style text to a growing buffer. */
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int append(char **buf, size_t *len, size_t *cap, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	for (;;) {
+		va_start(ap, fmt);
+		n = vsnprintf(*buf ? *buf + *len : NULL, *buf ? *cap - *len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			return -EINVAL;
+		if (*buf && *len + (size_t)n < *cap) {
+			*len += (size_t)n;
+			return 0;
+		}
+		char *b = realloc(*buf, (*cap = (*len + (size_t)n + 1) * 2));
+
+		if (!b)
+			return -ENOMEM;
+		*buf = b;
+	}
+}
+
 /*
  * Prepares "SELECT <cols> FROM table <tail>" where a column the table lacks reads as NULL; a
  * missing required one fails with the table and column named. A column may be a list of
- * alternatives "a|b|c": the first present is read, or COALESCE of them all, row by row.
+ * alternatives "a|b|c": those present are read as COALESCE of them, row by row.
  */
 static int prepare_select(struct nsys *n, const char *table, const struct col *cols, int ncols,
 			  const char *tail, sqlite3_stmt **ret)
 {
-	char probe[160], *sql = NULL;
+	char *sql = NULL, *expr = NULL;
+	size_t len = 0, cap = 0, elen, ecap = 0;
 	sqlite3_stmt *st = NULL;
-	size_t len = 0, cap = 256;
 	int r = 0, have;
 
 	*ret = NULL;
-	snprintf(probe, sizeof(probe), "SELECT * FROM \"%s\" LIMIT 0", table);
-	if (sqlite3_prepare_v2(n->db, probe, -1, &st, NULL) != SQLITE_OK)
-		return db_fail(n, table);
-	have = sqlite3_column_count(st);
-	sql = malloc(cap);
-	if (!sql) {
-		r = -ENOMEM;
+	if ((r = append(&sql, &len, &cap, "SELECT * FROM \"%s\" LIMIT 0", table)) < 0)
+		goto out;
+	if (sqlite3_prepare_v2(n->db, sql, -1, &st, NULL) != SQLITE_OK) {
+		r = db_fail(n, table);
 		goto out;
 	}
-	len = (size_t)snprintf(sql, cap, "SELECT ");
+	have = sqlite3_column_count(st);
+	len = 0;
+	if ((r = append(&sql, &len, &cap, "SELECT ")) < 0)
+		goto out;
 	for (int c = 0; c < ncols; c++) {
 		const char *alt = cols[c].name;
-		size_t found = 0;
-		char piece[512];
-		size_t pl = 0;
+		int found = 0;
 
-		/* each alternative present joins the COALESCE */
+		elen = 0;
 		while (*alt) {
 			size_t al = strcspn(alt, "|");
 
@@ -478,10 +505,9 @@ static int prepare_select(struct nsys *n, const char *table, const struct col *c
 				const char *name = sqlite3_column_name(st, h);
 
 				if (name && strlen(name) == al && strncmp(name, alt, al) == 0) {
-					pl += (size_t)snprintf(piece + pl, sizeof(piece) - pl,
-							       "%s\"%.*s\"", found ? "," : "",
-							       (int)al, alt);
-					found++;
+					if ((r = append(&expr, &elen, &ecap, "%s\"%.*s\"",
+							found++ ? ", " : "", (int)al, alt)) < 0)
+						goto out;
 					break;
 				}
 			}
@@ -492,33 +518,33 @@ static int prepare_select(struct nsys *n, const char *table, const struct col *c
 					   strchr(cols[c].name, '|') ? "of " : "", cols[c].name);
 			goto out;
 		}
-		if (len + pl + 32 > cap) {
-			char *s;
+		if (found > 1) {
+			char *e = NULL;
+			size_t l = 0, cp = 0;
 
-			cap = (len + pl + 32) * 2;
-			s = realloc(sql, cap);
-			if (!s) {
-				r = -ENOMEM;
+			if ((r = append(&e, &l, &cp, "COALESCE(%s)", expr)) < 0)
 				goto out;
-			}
-			sql = s;
-		}
-		len += (size_t)snprintf(sql + len, cap - len, "%s%s%s%s", c ? ", " : "",
-					found > 1 ? "COALESCE(" : "", found ? piece : "NULL",
-					found > 1 ? ")" : "");
-	}
-	if (len + strlen(table) + strlen(tail) + 16 > cap) {
-		char *s;
-
-		cap = len + strlen(table) + strlen(tail) + 16;
-		s = realloc(sql, cap);
-		if (!s) {
-			r = -ENOMEM;
+			free(expr);
+			expr = e, elen = l, ecap = cp;
+		} else if (!found && (r = append(&expr, &elen, &ecap, "NULL")) < 0) {
 			goto out;
 		}
-		sql = s;
+		if ((r = append(&sql, &len, &cap, "%s", c ? ", " : "")) < 0)
+			goto out;
+		/* the wrap is one of this file's constants, with one %s */
+		if (cols[c].wrap) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+			r = append(&sql, &len, &cap, cols[c].wrap, expr);
+#pragma GCC diagnostic pop
+		} else {
+			r = append(&sql, &len, &cap, "%s", expr);
+		}
+		if (r < 0)
+			goto out;
 	}
-	snprintf(sql + len, cap - len, " FROM \"%s\" %s", table, tail);
+	if ((r = append(&sql, &len, &cap, " FROM \"%s\" %s", table, tail)) < 0)
+		goto out;
 	sqlite3_finalize(st);
 	st = NULL;
 	if (sqlite3_prepare_v3(n->db, sql, -1, SQLITE_PREPARE_PERSISTENT, ret, NULL) != SQLITE_OK)
@@ -526,6 +552,7 @@ static int prepare_select(struct nsys *n, const char *table, const struct col *c
 out:
 	sqlite3_finalize(st);
 	free(sql);
+	free(expr);
 	return r;
 }
 
@@ -559,6 +586,7 @@ static int cursor_step(struct nsys *n, struct cursor *c)
 	rc = sqlite3_step(c->st);
 	if (rc == SQLITE_ROW) {
 		c->row = true;
+		c->start = col_u64(c->st, 0);
 		n->rows_done++;
 		return 0;
 	}
@@ -660,6 +688,10 @@ static int load_contexts(struct nsys *n)
 				*v = dev;
 			else if (*v != dev)
 				*v = MULTI_DEVICE;
+			if (!map_put(&n->pids_seen, col_u64(st, 0), &fresh)) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
 		}
 		sqlite3_finalize(st);
 		if (rc != SQLITE_DONE)
@@ -706,13 +738,6 @@ static uint64_t api_device(struct nsys *n, uint64_t pid, uint64_t tid, uint64_t 
 	return v ? *v : 0;
 }
 
-static int note_pid(struct nsys *n, uint64_t global_pid)
-{
-	bool fresh;
-
-	return map_put(&n->pids_seen, global_pid >> 24 & 0xffffff, &fresh) ? 0 : -ENOMEM;
-}
-
 /* ---- GPU operations ---- */
 
 static const struct col kernel_cols[] = {
@@ -721,8 +746,7 @@ static const struct col kernel_cols[] = {
 	{"deviceId", true},
 	{"streamId", false},
 	{"correlationId", true},
-	{"globalPid", false},
-	{"mangledName|demangledName|shortName", true},
+	{"mangledName|demangledName|shortName", true, OR_NULL},
 	{"gridX", true},
 	{"gridY", true},
 	{"gridZ", true},
@@ -732,74 +756,91 @@ static const struct col kernel_cols[] = {
 	{"registersPerThread", false},
 	{"staticSharedMemory", false},
 	{"dynamicSharedMemory", false},
-	{"graphNodeId", false},
+	{"graphNodeId", false, OR_NULL},
 };
 
 static const struct col copy_cols[] = {
-	{"start", true},	 {"end", true},	       {"deviceId", true},     {"streamId", false},
-	{"correlationId", true}, {"globalPid", false}, {"bytes", true},	       {"copyKind", false},
-	{"srcKind", false},	 {"dstKind", false},   {"graphNodeId", false},
+	{"start", true},
+	{"end", true},
+	{"deviceId", true},
+	{"streamId", false},
+	{"correlationId", true},
+	{"globalPid", false},
+	{"bytes", true},
+	{"copyKind", false},
+	{"srcKind", false, OR_NULL},
+	{"dstKind", false, OR_NULL},
+	{"graphNodeId", false, OR_NULL},
 };
 
 static const struct col set_cols[] = {
-	{"start", true},	 {"end", true},		 {"deviceId", true}, {"streamId", false},
-	{"correlationId", true}, {"globalPid", false},	 {"bytes", true},    {"value", false},
-	{"memKind", false},	 {"graphNodeId", false},
+	{"start", true},
+	{"end", true},
+	{"deviceId", true},
+	{"streamId", false},
+	{"correlationId", true},
+	{"globalPid", false},
+	{"bytes", true},
+	{"value", false},
+	{"memKind", false, OR_NULL},
+	{"graphNodeId", false, OR_NULL},
 };
 
 /* Nsight's memory kinds (CUDA_MEMOPR_MEMORY_KIND: pageable 0, pinned 1, device 2, array 3,
- * managed 4, device static 5, managed static 6, unknown 7) as CUPTI's (unknown 0, pageable 1,
- * pinned 2, device 3, array 4, managed 5, device static 6, managed static 7). */
-static uint64_t cupti_mem_kind(sqlite3_stmt *st, int i)
+ * managed 4, device static 5, managed static 6, unknown 7), read as kind + 1 (0 NULL), as
+ * CUPTI's (unknown 0, pageable 1, pinned 2, device 3, array 4, managed 5, device static 6,
+ * managed static 7). */
+static uint64_t cupti_mem_kind(uint64_t v)
 {
-	uint64_t k = col_u64(st, i);
-
-	return col_null(st, i) || k > 7 ? 0 : (k + 1) % 8;
+	return v > 8 ? 0 : v % 8;
 }
 
-/* Nsight keeps only a graph node id: nonzero when the operation ran as part of a graph. */
-static uint64_t graph_of(sqlite3_stmt *st, int i)
+/* The (last) process a GPU record belongs to, noted once per change. */
+static int note_pid(struct nsys *n, uint64_t global_pid)
 {
-	uint64_t v = col_u64(st, i);
+	bool fresh;
 
-	return col_null(st, i) ? 0 : v ? v : 1;
+	if (global_pid == n->last_gpid)
+		return 0;
+	n->last_gpid = global_pid;
+	return map_put(&n->pids_seen, global_pid >> 24 & 0xffffff, &fresh) ? 0 : -ENOMEM;
 }
 
 static int op_kernel(struct nsys *n, struct gw_record *ret)
 {
 	sqlite3_stmt *st = n->kern.st;
 	struct gw_rec_kernel *k = &ret->kernel;
-	uint64_t name = col_u64(st, 6);
+	uint64_t name = col_u64(st, 5); /* export id + 1, 0 none */
 	int r;
 
 	memset(ret, 0, sizeof(*ret));
 	ret->type = GW_REC_KERNEL;
 	ret->version = GW_REC_KERNEL_VERSION;
-	k->start_ns = col_u64(st, 0);
+	k->start_ns = n->kern.start;
 	k->end_ns = col_u64(st, 1);
 	k->device = col_u64(st, 2);
 	k->stream = col_u64(st, 3);
 	k->correlation = col_u64(st, 4);
-	k->name_id = col_null(st, 6) ? 0 : string_id(name);
-	k->grid_x = col_u64(st, 7);
-	k->grid_y = col_u64(st, 8);
-	k->grid_z = col_u64(st, 9);
-	k->block_x = col_u64(st, 10);
-	k->block_y = col_u64(st, 11);
-	k->block_z = col_u64(st, 12);
-	k->registers_per_thread = col_u64(st, 13);
-	k->static_smem_bytes = col_u64(st, 14);
-	k->dynamic_smem_bytes = col_u64(st, 15);
-	k->graph_id = graph_of(st, 16);
-	if ((r = note_device(n, k->device)) < 0 || (r = note_pid(n, col_u64(st, 5))) < 0)
+	k->name_id = name ? string_id(name - 1) : 0;
+	k->grid_x = col_u64(st, 6);
+	k->grid_y = col_u64(st, 7);
+	k->grid_z = col_u64(st, 8);
+	k->block_x = col_u64(st, 9);
+	k->block_y = col_u64(st, 10);
+	k->block_z = col_u64(st, 11);
+	k->registers_per_thread = col_u64(st, 12);
+	k->static_smem_bytes = col_u64(st, 13);
+	k->dynamic_smem_bytes = col_u64(st, 14);
+	k->graph_id = col_u64(st, 15); /* Nsight keeps a node id: nonzero in a graph */
+	if ((r = note_device(n, k->device)) < 0)
 		return r;
 	if (!k->name_id || name == n->last_kname)
 		return 1;
 	n->last_kname = name;
-	if (map_find(&n->strings_seen, name))
+	if (map_find(&n->strings_seen, name - 1))
 		return 1;
 	/* the name's STRING first, then the kernel */
-	if ((r = use_string(n, name, GW_STRING_KERNEL)) < 0)
+	if ((r = use_string(n, name - 1, GW_STRING_KERNEL)) < 0)
 		return r;
 	struct slot *s = q_push(n, GW_REC_KERNEL);
 
@@ -819,7 +860,7 @@ static int op_copy(struct nsys *n, struct gw_record *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->type = GW_REC_MEMCPY;
 	ret->version = GW_REC_MEMCPY_VERSION;
-	c->start_ns = col_u64(st, 0);
+	c->start_ns = n->copy.start;
 	c->end_ns = col_u64(st, 1);
 	c->device = col_u64(st, 2);
 	c->stream = col_u64(st, 3);
@@ -828,9 +869,9 @@ static int op_copy(struct nsys *n, struct gw_record *ret)
 	/* CUpti_ActivityMemcpyKind up to peer-to-peer (10); Nsight's unified-memory kinds are not
 	 * copy kinds of CUPTI's */
 	c->copy_kind = kind <= 10 ? kind : 0;
-	c->src_kind = cupti_mem_kind(st, 8);
-	c->dst_kind = cupti_mem_kind(st, 9);
-	c->graph_id = graph_of(st, 10);
+	c->src_kind = cupti_mem_kind(col_u64(st, 8));
+	c->dst_kind = cupti_mem_kind(col_u64(st, 9));
+	c->graph_id = col_u64(st, 10);
 	if ((r = note_device(n, c->device)) < 0 || (r = note_pid(n, col_u64(st, 5))) < 0 ||
 	    (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff, c->correlation, c->device)) <
 		    0)
@@ -847,15 +888,15 @@ static int op_set(struct nsys *n, struct gw_record *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->type = GW_REC_MEMSET;
 	ret->version = GW_REC_MEMSET_VERSION;
-	s->start_ns = col_u64(st, 0);
+	s->start_ns = n->set.start;
 	s->end_ns = col_u64(st, 1);
 	s->device = col_u64(st, 2);
 	s->stream = col_u64(st, 3);
 	s->correlation = col_u64(st, 4);
 	s->bytes = col_u64(st, 6);
 	s->value = col_u64(st, 7);
-	s->mem_kind = cupti_mem_kind(st, 8);
-	s->graph_id = graph_of(st, 9);
+	s->mem_kind = cupti_mem_kind(col_u64(st, 8));
+	s->graph_id = col_u64(st, 9);
 	if ((r = note_device(n, s->device)) < 0 || (r = note_pid(n, col_u64(st, 5))) < 0 ||
 	    (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff, s->correlation, s->device)) <
 		    0)
@@ -887,8 +928,9 @@ static int next_op(struct nsys *n, struct gw_record *ret)
 }
 
 static const struct col sync_cols[] = {
-	{"start", true},	 {"end", true},	       {"deviceId", false}, {"streamId", false},
-	{"correlationId", true}, {"globalPid", false}, {"syncType", false}, {"eventId", false},
+	{"start", true},     {"end", true},	      {"deviceId", false, OR_NULL},
+	{"streamId", false}, {"correlationId", true}, {"globalPid", false},
+	{"syncType", false}, {"eventId", false},
 };
 
 static int next_sync(struct nsys *n, struct gw_record *ret)
@@ -902,7 +944,7 @@ static int next_sync(struct nsys *n, struct gw_record *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->type = GW_REC_SYNC;
 	ret->version = GW_REC_SYNC_VERSION;
-	s->start_ns = col_u64(st, 0);
+	s->start_ns = n->sync.start;
 	s->end_ns = col_u64(st, 1);
 	s->stream = col_u64(st, 3);
 	s->correlation = col_u64(st, 4);
@@ -910,8 +952,8 @@ static int next_sync(struct nsys *n, struct gw_record *ret)
 	 * from the call's name, is what the analysis uses */
 	s->type = col_u64(st, 6);
 	s->event = col_u64(st, 7);
-	if (!col_null(st, 2) && (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff,
-						      s->correlation, col_u64(st, 2))) < 0)
+	if (col_u64(st, 2) && (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff,
+						    s->correlation, col_u64(st, 2) - 1)) < 0)
 		return r;
 	r = cursor_step(n, &n->sync);
 	return r < 0 ? r : 1;
@@ -920,8 +962,13 @@ static int next_sync(struct nsys *n, struct gw_record *ret)
 /* ---- API calls ---- */
 
 static const struct col api_cols[] = {
-	{"start", true},  {"end", true},	  {"globalTid", false},	  {"correlationId", true},
-	{"nameId", true}, {"returnValue", false}, {"callchainId", false},
+	{"start", true},
+	{"end", true},
+	{"globalTid", false},
+	{"correlationId", true},
+	{"nameId", true},
+	{"returnValue", false},
+	{"callchainId", false, OR_NULL},
 };
 
 /*
@@ -1141,8 +1188,9 @@ static int api_stack(struct nsys *n, const struct api_row *a, const char *api_na
 	return 0;
 }
 
-/* Queues the records of one call: its thread on first sight, its stack, then the API record. */
-static int emit_api(struct nsys *n, const struct api_row *a)
+/* The records of one call: its thread on first sight, its stack, then the API record, which
+ * goes straight to *ret (1) when nothing else is queued (0 otherwise). */
+static int emit_api(struct nsys *n, const struct api_row *a, struct gw_record *ret)
 {
 	uint64_t cls, tid = a->gtid & 0xffffff, pid = a->gtid >> 24 & 0xffffff, stack, *v;
 	struct slot *s;
@@ -1181,11 +1229,17 @@ static int emit_api(struct nsys *n, const struct api_row *a)
 	}
 	if ((r = api_stack(n, a, n->api_names[cls >> 32 & 0x7fffffff], &stack)) < 0)
 		return r;
-	if (!(s = q_push(n, GW_REC_API)))
-		return -ENOMEM;
-	struct gw_rec_api *p = &s->rec.api;
+	if (n->q_len) {
+		if (!(s = q_push(n, GW_REC_API)))
+			return -ENOMEM;
+		ret = &s->rec;
+	} else {
+		memset(ret, 0, sizeof(*ret));
+		ret->type = GW_REC_API;
+	}
+	struct gw_rec_api *p = &ret->api;
 
-	s->rec.version = GW_REC_API_VERSION;
+	ret->version = GW_REC_API_VERSION;
 	p->tid = tid;
 	p->start_ns = a->start;
 	p->end_ns = a->end;
@@ -1202,7 +1256,7 @@ static int emit_api(struct nsys *n, const struct api_row *a)
 			return -ENOMEM;
 		*v = stack << 32 | tid << 8 | (cls >> 16 & 0xff);
 	}
-	return 0;
+	return n->q_len ? 0 : 1;
 }
 
 static void read_api_row(sqlite3_stmt *st, struct api_row *a)
@@ -1213,14 +1267,15 @@ static void read_api_row(sqlite3_stmt *st, struct api_row *a)
 	a->corr = col_u64(st, 3);
 	a->name = col_u64(st, 4);
 	a->status = col_u64(st, 5);
-	a->has_chain = !col_null(st, 6);
 	a->chain = col_u64(st, 6);
+	a->has_chain = a->chain != 0;
+	a->chain -= a->has_chain;
 	if (a->end < a->start)
 		a->end = a->start;
 }
 
-/* Takes one call row; the oldest held row is queued when the window is full. */
-static int next_api(struct nsys *n)
+/* Takes one call row; the oldest held row is given out when the window is full. */
+static int next_api(struct nsys *n, struct gw_record *ret)
 {
 	struct cursor *c = &n->rt;
 	struct api_row a;
@@ -1235,7 +1290,7 @@ static int next_api(struct nsys *n)
 		/* the held rows, then the end */
 		if (!n->win_len)
 			return 2;
-		r = emit_api(n, &n->win[n->win_head]);
+		r = emit_api(n, &n->win[n->win_head], ret);
 		n->win_head = (n->win_head + 1) % API_WINDOW;
 		n->win_len--;
 		return r;
@@ -1276,7 +1331,7 @@ static int next_api(struct nsys *n)
 		return 0;
 	}
 	if (n->win_len == API_WINDOW) {
-		r = emit_api(n, &n->win[n->win_head]);
+		r = emit_api(n, &n->win[n->win_head], ret);
 		n->win[n->win_head] = a;
 		n->win_head = (n->win_head + 1) % API_WINDOW;
 		return r;
@@ -1293,9 +1348,9 @@ static const struct col mem_cols[] = {
 	{"deviceId", true},
 	{"address", true},
 	{"bytes", true},
-	{"memKind", false},
+	{"memKind", false, "ifnull(%s, 2)"},
 	{"memoryOperationType", true},
-	{"correlationId", false},
+	{"correlationId", false, OR_NULL},
 };
 
 static int next_memory(struct nsys *n, struct gw_record *ret)
@@ -1310,19 +1365,19 @@ static int next_memory(struct nsys *n, struct gw_record *ret)
 	memset(ret, 0, sizeof(*ret));
 	ret->type = GW_REC_MEMORY;
 	ret->version = GW_REC_MEMORY_VERSION;
-	m->time_ns = col_u64(st, 0);
+	m->time_ns = n->mem.start;
 	m->device = col_u64(st, 2);
 	m->address = col_u64(st, 3);
 	op = col_u64(st, 6);
 	m->op = op == 0 ? GW_MEMORY_ALLOC : GW_MEMORY_FREE;
 	m->bytes = m->op == GW_MEMORY_ALLOC ? col_u64(st, 4) : 0;
-	m->correlation = col_u64(st, 7);
-	/* CUDA_MEMOPR_MEMORY_KIND, as for copies */
-	kind = col_null(st, 5) ? 2 : col_u64(st, 5);
+	m->correlation = col_u64(st, 7) ? col_u64(st, 7) - 1 : 0;
+	/* CUDA_MEMOPR_MEMORY_KIND, as for copies (device when not said) */
+	kind = col_u64(st, 5);
 	m->mem_kind = kind == 1		       ? GW_MEM_HOST_PINNED
 		      : kind == 4 || kind == 6 ? GW_MEM_MANAGED
 					       : GW_MEM_DEVICE;
-	site = col_null(st, 7) ? NULL : map_find(&n->alloc_site, m->correlation);
+	site = col_u64(st, 7) ? map_find(&n->alloc_site, m->correlation) : NULL;
 	if (site) {
 		m->stack_id = *site >> 32;
 		m->tid = *site >> 8 & 0xffffff;
@@ -1341,7 +1396,7 @@ static const struct col wddm_cols[] = {
 	{"timestamp", true},
 	{"gpu", true},
 	{"newUsage", true},
-	{"segmentGroup", false},
+	{"segmentGroup", false, "ifnull(%s, 0)"},
 };
 
 /* Windows exports: the process's device-local usage, as the allocator-reserved counter. */
@@ -1360,7 +1415,7 @@ static int next_counter(struct nsys *n, struct gw_record *ret)
 	ret->counter.device = col_u64(st, 1);
 	ret->counter.counter = GW_COUNTER_ALLOCATOR_RESERVED;
 	ret->counter.value = col_u64(st, 2);
-	local = col_null(st, 3) || col_u64(st, 3) == 0;
+	local = col_u64(st, 3) == 0;
 	if ((r = cursor_step(n, &n->wddm)) < 0)
 		return r;
 	return local ? 1 : 0;
@@ -1690,14 +1745,15 @@ static int nsys_open(struct gw_source *s)
 						"calls)");
 	if ((r = prepare_select(n, T_STRINGS, str_cols, 1, "WHERE id = ?1", &n->str_stmt)) < 0)
 		return r;
-	if ((r = cursor_open(n, &n->kern, T_KERNEL, kernel_cols, 17, NULL)) < 0 ||
-	    (r = cursor_open(n, &n->copy, T_MEMCPY, copy_cols, 11, NULL)) < 0 ||
-	    (r = cursor_open(n, &n->set, T_MEMSET, set_cols, 10, NULL)) < 0 ||
-	    (r = cursor_open(n, &n->sync, T_SYNC, sync_cols, 8, NULL)) < 0 ||
-	    (r = cursor_open(n, &n->rt, T_RUNTIME, api_cols, 7, &n->have_runtime)) < 0 ||
-	    (r = cursor_open(n, &n->drv, T_DRIVER, api_cols, 7, &exists)) < 0 ||
-	    (r = cursor_open(n, &n->mem, T_CUDAMEM, mem_cols, 8, NULL)) < 0 ||
-	    (r = cursor_open(n, &n->wddm, T_WDDMMEM, wddm_cols, 4, NULL)) < 0)
+	if ((r = cursor_open(n, &n->kern, T_KERNEL, kernel_cols, COUNT(kernel_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->copy, T_MEMCPY, copy_cols, COUNT(copy_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->set, T_MEMSET, set_cols, COUNT(set_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->sync, T_SYNC, sync_cols, COUNT(sync_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->rt, T_RUNTIME, api_cols, COUNT(api_cols), &n->have_runtime)) <
+		    0 ||
+	    (r = cursor_open(n, &n->drv, T_DRIVER, api_cols, COUNT(api_cols), &exists)) < 0 ||
+	    (r = cursor_open(n, &n->mem, T_CUDAMEM, mem_cols, COUNT(mem_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->wddm, T_WDDMMEM, wddm_cols, COUNT(wddm_cols), NULL)) < 0)
 		return r;
 	n->have_runtime = n->have_runtime || exists;
 	if ((r = table_exists(n, T_CHAINS, &exists)) < 0)
@@ -1730,8 +1786,8 @@ static int nsys_open(struct gw_source *s)
 		if ((r = prepare_select(n, T_GPU, idc, 1, "LIMIT 0", &st)) < 0)
 			return r;
 		sqlite3_finalize(st);
-		if ((r = prepare_select(n, T_GPU, gpu_cols, 15, "WHERE id = ?1 LIMIT 1",
-					&n->gpu_stmt)) < 0)
+		if ((r = prepare_select(n, T_GPU, gpu_cols, COUNT(gpu_cols),
+					"WHERE id = ?1 LIMIT 1", &n->gpu_stmt)) < 0)
 			return r;
 	}
 	if ((r = load_contexts(n)) < 0 || (r = load_thread_names(n)) < 0 ||
@@ -1781,7 +1837,7 @@ static int produce(struct gw_source *s, struct gw_record *ret)
 		r = next_sync(n, ret);
 		break;
 	case PH_API:
-		r = next_api(n);
+		r = next_api(n, ret);
 		break;
 	case PH_MEMORY:
 		r = next_memory(n, ret);
@@ -1813,8 +1869,8 @@ static int produce(struct gw_source *s, struct gw_record *ret)
 			return r;
 		if (n->pids_seen.len > 1 &&
 		    (r = queue_note(n,
-				    "the export holds the GPU work of %zu processes; they are "
-				    "analysed as one trace, by device",
+				    "the export holds %zu processes that used CUDA; their GPU "
+				    "work is analysed as one trace, by device",
 				    n->pids_seen.len)) < 0)
 			return r;
 		r = 2;
