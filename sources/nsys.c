@@ -261,18 +261,6 @@ static bool nsys_sniff(const uint8_t *head, size_t len, bool gzip)
 	return len >= 16 && memcmp(head, "SQLite format 3", 16) == 0;
 }
 
-/* ---- errors ---- */
-
-static int db_fail(struct nsys *n, const char *table)
-{
-	int code = sqlite3_errcode(n->db);
-	int err = code == SQLITE_NOMEM ? -ENOMEM : -EIO;
-
-	if (table)
-		return gw_source_fail(err, "table %s: %s", table, sqlite3_errmsg(n->db));
-	return gw_source_fail(err, "%s", sqlite3_errmsg(n->db));
-}
-
 /* ---- values ---- */
 
 static uint64_t col_u64(sqlite3_stmt *st, int i)
@@ -310,6 +298,41 @@ static size_t utf8_seq(const uint8_t *s, size_t n)
 	    (c >= 0xd800 && c <= 0xdfff))
 		return 0;
 	return len;
+}
+
+/* ---- errors ---- */
+
+/* SQLite's message for the last error, with what it quotes from the file (a damaged schema)
+ * made printable: bytes that are not UTF-8 or are control characters become '?'. */
+static const char *db_message(struct nsys *n, char *buf, size_t cap)
+{
+	const uint8_t *m = (const uint8_t *)sqlite3_errmsg(n->db);
+	size_t len = strlen((const char *)m), o = 0;
+
+	for (size_t p = 0; p < len && o + 5 < cap;) {
+		size_t k = utf8_seq(m + p, len - p);
+
+		if (k && m[p] >= 0x20 && m[p] != 0x7f) {
+			memcpy(buf + o, m + p, k);
+			o += k, p += k;
+		} else {
+			buf[o++] = '?';
+			p += k ? k : 1;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int db_fail(struct nsys *n, const char *table)
+{
+	int code = sqlite3_errcode(n->db);
+	int err = code == SQLITE_NOMEM ? -ENOMEM : -EIO;
+	char msg[200];
+
+	if (table)
+		return gw_source_fail(err, "table %s: %s", table, db_message(n, msg, sizeof(msg)));
+	return gw_source_fail(err, "%s", db_message(n, msg, sizeof(msg)));
 }
 
 /*
@@ -1677,6 +1700,7 @@ static int nsys_open(struct gw_source *s)
 	const struct col str_cols[] = {{"value", true}};
 	const struct col chain_cols[] = {{"symbol", true}, {"module", true}};
 	bool exists, ops = false, strings;
+	char msg[200];
 	struct stat sb;
 	char *uri = NULL;
 	int r, rc;
@@ -1722,7 +1746,7 @@ static int nsys_open(struct gw_source *s)
 		if (sqlite3_errcode(n->db) == SQLITE_NOTADB ||
 		    sqlite3_errcode(n->db) == SQLITE_CORRUPT)
 			return gw_source_fail(-EBADMSG, "not a readable SQLite database: %s",
-					      sqlite3_errmsg(n->db));
+					      db_message(n, msg, sizeof(msg)));
 		return r;
 	}
 	for (int t = 0; t < 3; t++) {

@@ -57,8 +57,14 @@ def base(name):
 
 
 def report(*args):
-    return subprocess.run([A.report] + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=300)
+    p = subprocess.run([A.report] + [str(a) for a in args], capture_output=True, timeout=300)
+    # what gpuwhy-report writes is UTF-8, whatever the input held
+    try:
+        p.stdout, p.stderr = p.stdout.decode(), p.stderr.decode()
+    except UnicodeDecodeError as e:
+        p.stdout, p.stderr = p.stdout.decode(errors='replace'), p.stderr.decode(errors='replace')
+        expect(False, f'gpuwhy-report {" ".join(map(str, args))}: output is not UTF-8 ({e})')
+    return p
 
 
 def report_json(*args):
@@ -680,6 +686,29 @@ def check_text_encoding_and_notes(tmp, schema):
            'Windows GPU memory usage: one counter sample per event')
 
 
+def check_mutations(tmp, src):
+    """Bytes changed anywhere in an export (its schema, its pages, its header): a report, or
+    one line and exit 1; never a crash or a hang."""
+    import random
+    rnd = random.Random(19)
+    data = open(src, 'rb').read()
+    bad = []
+    for i in range(40):
+        m = bytearray(data)
+        for _ in range(rnd.choice((1, 4, 32))):
+            at = rnd.randrange(100 if i % 4 else 0, len(m))
+            m[at] = rnd.randrange(256)
+        path = os.path.join(tmp, f'mutant-{i}.sqlite')
+        with open(path, 'wb') as f:
+            f.write(m)
+        p = report('--json', path)
+        lines = p.stderr.splitlines()
+        if not (p.returncode == 0 or (p.returncode == 1 and len(lines) == 1 and
+                                      lines[0].startswith(f'gpuwhy-report: {path}: '))):
+            bad.append((i, p.returncode, lines[:2]))
+    expect(not bad, f'40 mutated exports: each a report or one line, exit 1 ({bad})')
+
+
 check_twins_path = None
 
 
@@ -702,6 +731,7 @@ def main():
         check_corrupt(tmp, schema313)
         check_locked_and_untouched(tmp, check_twins_path)
         check_text_encoding_and_notes(tmp, schema29)
+        check_mutations(tmp, check_twins_path)
     return 1 if FAILS else 0
 
 
