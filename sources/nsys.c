@@ -235,6 +235,9 @@ struct nsys {
 	int chain_offset;      /* CUDA_CALLCHAINS id - callchainId: 0, 1, or -1 not known yet */
 	struct map alloc_site; /* correlation -> stack << 32 | tid << 8 | mem kind */
 
+	/* Nsight's memory kinds and copy kinds (ids) as CUPTI's */
+	uint8_t mem_kind[16], copy_kind[16];
+
 	/* HEADER */
 	uint64_t pid, start_realtime_ns;
 	int64_t rank;
@@ -809,13 +812,10 @@ static const struct col set_cols[] = {
 	{"graphNodeId", false, OR_NULL},
 };
 
-/* Nsight's memory kinds (CUDA_MEMOPR_MEMORY_KIND: pageable 0, pinned 1, device 2, array 3,
- * managed 4, device static 5, managed static 6, unknown 7), read as kind + 1 (0 NULL), as
- * CUPTI's (unknown 0, pageable 1, pinned 2, device 3, array 4, managed 5, device static 6,
- * managed static 7). */
-static uint64_t cupti_mem_kind(uint64_t v)
+/* An Nsight kind (id < 16) as CUPTI's, from a table that maps every id (see load_enums()). */
+static uint64_t enum_map(const uint8_t *map, uint64_t id)
 {
-	return v > 8 ? 0 : v % 8;
+	return id < 16 ? map[id] : 0;
 }
 
 /* The (last) process a GPU record belongs to, noted once per change. */
@@ -889,11 +889,9 @@ static int op_copy(struct nsys *n, struct gw_record *ret)
 	c->stream = col_u64(st, 3);
 	c->correlation = col_u64(st, 4);
 	c->bytes = col_u64(st, 6);
-	/* CUpti_ActivityMemcpyKind up to peer-to-peer (10); Nsight's unified-memory kinds are not
-	 * copy kinds of CUPTI's */
-	c->copy_kind = kind <= 10 ? kind : 0;
-	c->src_kind = cupti_mem_kind(col_u64(st, 8));
-	c->dst_kind = cupti_mem_kind(col_u64(st, 9));
+	c->copy_kind = enum_map(n->copy_kind, kind);
+	c->src_kind = col_u64(st, 8) ? enum_map(n->mem_kind, col_u64(st, 8) - 1) : 0;
+	c->dst_kind = col_u64(st, 9) ? enum_map(n->mem_kind, col_u64(st, 9) - 1) : 0;
 	c->graph_id = col_u64(st, 10);
 	if ((r = note_device(n, c->device)) < 0 || (r = note_pid(n, col_u64(st, 5))) < 0 ||
 	    (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff, c->correlation, c->device)) <
@@ -918,7 +916,7 @@ static int op_set(struct nsys *n, struct gw_record *ret)
 	s->correlation = col_u64(st, 4);
 	s->bytes = col_u64(st, 6);
 	s->value = col_u64(st, 7);
-	s->mem_kind = cupti_mem_kind(col_u64(st, 8));
+	s->mem_kind = col_u64(st, 8) ? enum_map(n->mem_kind, col_u64(st, 8) - 1) : 0;
 	s->graph_id = col_u64(st, 9);
 	if ((r = note_device(n, s->device)) < 0 || (r = note_pid(n, col_u64(st, 5))) < 0 ||
 	    (r = note_corr_device(n, col_u64(st, 5) >> 24 & 0xffffff, s->correlation, s->device)) <
@@ -1395,10 +1393,10 @@ static int next_memory(struct nsys *n, struct gw_record *ret)
 	m->op = op == 0 ? GW_MEMORY_ALLOC : GW_MEMORY_FREE;
 	m->bytes = m->op == GW_MEMORY_ALLOC ? col_u64(st, 4) : 0;
 	m->correlation = col_u64(st, 7) ? col_u64(st, 7) - 1 : 0;
-	/* CUDA_MEMOPR_MEMORY_KIND, as for copies (device when not said) */
-	kind = col_u64(st, 5);
-	m->mem_kind = kind == 1		       ? GW_MEM_HOST_PINNED
-		      : kind == 4 || kind == 6 ? GW_MEM_MANAGED
+	/* as CUPTI's memory kinds (device when not said); pageable is not GPU memory */
+	kind = enum_map(n->mem_kind, col_u64(st, 5));
+	m->mem_kind = kind == 2		       ? GW_MEM_HOST_PINNED
+		      : kind == 5 || kind == 7 ? GW_MEM_MANAGED
 					       : GW_MEM_DEVICE;
 	site = col_u64(st, 7) ? map_find(&n->alloc_site, m->correlation) : NULL;
 	if (site) {
@@ -1409,8 +1407,7 @@ static int next_memory(struct nsys *n, struct gw_record *ret)
 	}
 	if ((r = note_device(n, m->device)) < 0 || (r = cursor_step(n, &n->mem)) < 0)
 		return r;
-	/* pageable host memory (0) is not GPU memory */
-	if (op > 1 || kind == 0)
+	if (op > 1 || kind == 1)
 		return 0;
 	return 1;
 }
@@ -1669,6 +1666,69 @@ static int read_header(struct nsys *n)
 	return 0;
 }
 
+/*
+ * Nsight's kinds as CUPTI's: memory kinds (Nsight: pageable 0, pinned 1, device 2, array 3,
+ * managed 4, device static 5, managed static 6, unknown 7; CUPTI: unknown 0, pageable 1, pinned
+ * 2, device 3, ...) and copy kinds (the same as CUPTI's up to peer-to-peer, 10; Nsight's
+ * unified-memory kinds have no CUPTI copy kind). By those numbers, or by the names in the
+ * export's own ENUM tables when it has them.
+ */
+static int load_enums(struct nsys *n)
+{
+	static const char *const mem[] = {"UNKNOWN", "PAGEABLE", "PINNED",	  "DEVICE",
+					  "ARRAY",   "MANAGED",	 "DEVICE_STATIC", "MANAGED_STATIC"};
+	static const char *const copy[] = {"UNKNOWN", "HTOD", "DTOH", "HTOA", "ATOH", "ATOA",
+					   "ATOD",    "DTOA", "DTOD", "HTOH", "PTOP"};
+	const struct {
+		const char *table, *prefix;
+		const char *const *names;
+		int count;
+		uint8_t *map;
+	} e[] = {
+		{"ENUM_CUDA_MEM_KIND", "CUDA_MEMOPR_MEMORY_KIND_", mem, 8, n->mem_kind},
+		{"ENUM_CUDA_MEMCPY_OPER", "CUDA_MEMCPY_KIND_", copy, 11, n->copy_kind},
+	};
+	const struct col cols[] = {{"id", true}, {"name", true}};
+
+	for (int i = 0; i < 16; i++) {
+		n->mem_kind[i] = i < 8 ? (uint8_t)((i + 1) % 8) : 0;
+		n->copy_kind[i] = i <= 10 ? (uint8_t)i : 0;
+	}
+	for (int t = 0; t < 2; t++) {
+		sqlite3_stmt *st;
+		bool exists;
+		int r, rc;
+
+		if ((r = table_exists(n, e[t].table, &exists)) < 0)
+			return r;
+		if (!exists)
+			continue;
+		if ((r = prepare_select(n, e[t].table, cols, 2, "", &st)) < 0)
+			return r;
+		uint8_t map[16] = {0};
+		bool any = false;
+
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *name = (const char *)sqlite3_column_text(st, 1);
+			uint64_t id = col_u64(st, 0);
+			size_t pl = strlen(e[t].prefix);
+
+			if (id >= 16 || !name || strncmp(name, e[t].prefix, pl) != 0)
+				continue;
+			for (int k = 0; k < e[t].count; k++)
+				if (strcmp(name + pl, e[t].names[k]) == 0)
+					map[id] = (uint8_t)k, any = true;
+		}
+		sqlite3_finalize(st);
+		/* an empty or unrecognisable table leaves the known numbering */
+		if (any)
+			memcpy(e[t].map, map, sizeof(map));
+		if (rc != SQLITE_DONE)
+			return db_fail(n, e[t].table);
+	}
+	return 0;
+}
+
 static int load_thread_names(struct nsys *n)
 {
 	const struct col c[] = {{"globalTid", true}, {"nameId", true}};
@@ -1815,7 +1875,7 @@ static int nsys_open(struct gw_source *s)
 			return r;
 	}
 	if ((r = load_contexts(n)) < 0 || (r = load_thread_names(n)) < 0 ||
-	    (r = read_header(n)) < 0)
+	    (r = load_enums(n)) < 0 || (r = read_header(n)) < 0)
 		return r;
 	/* every cursor on its first row */
 	struct cursor *all[] = {&n->kern, &n->copy, &n->set, &n->sync,

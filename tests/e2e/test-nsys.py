@@ -549,9 +549,25 @@ def check_driver_and_devices(tmp, schema):
               streamId=7 + dev, correlationId=corr + 3, globalPid=GPID, syncType=3, eventId=0)
         t += 200_000
         corr += 4
+    # memory kinds numbered by the export's own ENUM table (here not in Nsight's usual order):
+    # an async copy from pageable memory waits for the host, one from pinned memory does not
+    kinds = ['DEVICE', 'MANAGED', 'PINNED', 'PAGEABLE', 'ARRAY', 'UNKNOWN']
+    for i, k in enumerate(kinds):
+        e.add('ENUM_CUDA_MEM_KIND', id=i, name='CUDA_MEMOPR_MEMORY_KIND_' + k, label=k)
+    for src in ('PAGEABLE', 'PINNED'):
+        call(e, RUNTIME, t, t + 5000, corr, 'cudaMemcpyAsync_v3020')
+        e.add(MEMCPY, start=t + 6000, end=t + 9000, deviceId=0, contextId=1, streamId=7,
+              correlationId=corr, globalPid=GPID, bytes=1 << 20, copyKind=1,
+              srcKind=kinds.index(src), dstKind=kinds.index('DEVICE'))
+        t += 20_000
+        corr += 1
     path = e.close()
     r, p = report_json(path)
     expect(r is not None, f'driver calls: report ({p.stderr.strip()})')
+    if r:
+        expect(r['counts']['syncs_copy'] == 1 and r['counts']['memcpy'] == 2,
+               f'the async copy from pageable memory (by the export\'s memory-kind names) is a '
+               f'sync, the one from pinned memory is not (got {r["counts"]})')
     if r:
         expect(r['counts']['launches'] == 20 and r['counts']['kernels'] == 20,
                f'driver calls: 10 runtime + 10 library launches, the nested ones not again '
