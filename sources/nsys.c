@@ -203,7 +203,7 @@ struct nsys {
 	struct map corr_device; /* correlation -> device (processes with several GPUs) */
 	struct map tid_device;	/* thread -> the device its last call used */
 	struct map pids_seen;	/* pids with CUDA contexts or GPU copies */
-	uint64_t last_pid, last_pid_device, last_gpid;
+	uint64_t last_pid, last_pid_device, last_gpid, last_device;
 
 	/* API names */
 	struct map name_class; /* export name id -> packed class (see api_class()) */
@@ -668,6 +668,9 @@ static int note_device(struct nsys *n, uint64_t device)
 {
 	bool fresh;
 
+	if (device == n->last_device)
+		return 0;
+	n->last_device = device;
 	return map_put(&n->devices, device, &fresh) ? 0 : -ENOMEM;
 }
 
@@ -1772,6 +1775,8 @@ static int nsys_open(struct gw_source *s)
 	n->last_pid = UINT64_MAX;
 	n->last_tid = UINT64_MAX;
 	n->last_kname = UINT64_MAX;
+	n->last_device = UINT64_MAX;
+	n->last_gpid = UINT64_MAX;
 	memset(n->recent, 0xff, sizeof(n->recent));
 	if (s->gzip)
 		return gw_source_fail(-EBADMSG, "gzip-compressed: gunzip the Nsight Systems export "
