@@ -152,13 +152,13 @@ def main():
             rows.append((name, os.path.getsize(path), kernels, calls, best, floor))
     lines = [
         '| export | size | kernels | API rows | report wall | report CPU | kernels/s (CPU) '
-        '| peak RSS | SQLite alone (CPU) | report / SQLite |',
-        '|---|---|---|---|---|---|---|---|---|---|',
+        '| peak RSS | RSS per kernel | SQLite alone (CPU) | report / SQLite |',
+        '|---|---|---|---|---|---|---|---|---|---|---|',
     ]
     for name, size, k, c, (wall, cpu, rss, _), (_, fcpu, _, _) in rows:
         lines.append(f'| {name} | {size / 2**20:.1f} MiB | {k:,} | {c:,} | {wall:.3f} s '
                      f'| {cpu:.3f} s | {k / cpu / 1e6:.2f} M | {rss / 1024:.1f} MiB '
-                     f'| {fcpu:.3f} s | {cpu / fcpu:.2f}x |')
+                     f'| {rss * 1024 / max(k, 1):.0f} B | {fcpu:.3f} s | {cpu / fcpu:.2f}x |')
     cpu = platform.machine()
     try:
         with open('/proc/cpuinfo') as f:
@@ -167,7 +167,8 @@ def main():
         pass
     head = (f'gpuwhy-report on Nsight Systems exports, {datetime.date.today()}, {cpu} '
             f'({os.cpu_count()} CPUs), SQLite {sqlite3.sqlite_version}; one core (taskset), '
-            f'best of 3 by CPU time after a warm-up run')
+            f'best of 3 by CPU time after a warm-up run; load average at the end '
+            f'{os.getloadavg()[0]:.1f}')
     print(head)
     print('\n'.join(lines))
     if a.out:

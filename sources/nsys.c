@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The Nsight Systems source: an `nsys export --type sqlite` database as trace-format records. */
 #include <errno.h>
-#include <limits.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -219,7 +218,7 @@ struct nsys {
 	uint64_t recent[API_RECENT];
 	struct map rt_end;	/* thread -> end of its last runtime call (nested driver calls) */
 	struct map threads;	/* threads given a THREAD record */
-	struct map thread_name; /* globalTid -> name string id */
+	struct map thread_name; /* globalTid -> the export id of its name */
 	uint64_t last_tid;
 
 	/* call stacks */
