@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "api-names.h"
 #include "sources-internal.h"
@@ -180,6 +181,7 @@ struct api_row {
 
 struct nsys {
 	sqlite3 *db;
+	int fd; /* the file SQLite reads (through /proc/self/fd) */
 	int phase;
 	uint64_t file_size, rows_total, rows_done;
 
@@ -1762,7 +1764,7 @@ static int nsys_open(struct gw_source *s)
 	const struct col str_cols[] = {{"value", true}};
 	const struct col chain_cols[] = {{"symbol", true}, {"module", true}};
 	bool exists, ops = false, strings;
-	char msg[200];
+	char msg[200], fdpath[32];
 	struct stat sb;
 	char *uri = NULL;
 	int r, rc;
@@ -1770,6 +1772,7 @@ static int nsys_open(struct gw_source *s)
 	if (!n)
 		return -ENOMEM;
 	s->state = n;
+	n->fd = -1;
 	n->chain_offset = -1;
 	n->last_pid = UINT64_MAX;
 	n->last_tid = UINT64_MAX;
@@ -1780,14 +1783,14 @@ static int nsys_open(struct gw_source *s)
 	if (s->gzip)
 		return gw_source_fail(-EBADMSG, "gzip-compressed: gunzip the Nsight Systems export "
 						"first");
+	/* the file the registry opened, kept open while SQLite reads it by its /proc name */
+	n->fd = s->fd;
+	s->fd = -1;
 	{
-		FILE *f = fopen(s->path, "rb");
 		char head[16] = {0};
-		size_t got = f ? fread(head, 1, sizeof(head), f) : 0;
+		ssize_t got = pread(n->fd, head, sizeof(head), 0);
 
-		if (f)
-			fclose(f);
-		if (!f)
+		if (got < 0)
 			return -errno;
 		if (got < 16 || memcmp(head, "SQLite format 3", 16) != 0) {
 			if (gw_nsys_report_name(s->path))
@@ -1796,9 +1799,10 @@ static int nsys_open(struct gw_source *s)
 							"Systems export");
 		}
 	}
-	if (stat(s->path, &sb) == 0)
+	if (fstat(n->fd, &sb) == 0)
 		n->file_size = (uint64_t)sb.st_size;
-	if (!(uri = file_uri(s->path)))
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", n->fd);
+	if (!(uri = file_uri(access(fdpath, R_OK) == 0 ? fdpath : s->path)))
 		return -ENOMEM;
 	/* read-only and immutable: no lock, no journal, nothing written beside the file */
 	rc = sqlite3_open_v2(uri, &n->db,
@@ -2028,6 +2032,8 @@ static void nsys_close(struct gw_source *s)
 	sqlite3_finalize(n->gpu_stmt);
 	sqlite3_finalize(n->probe_stmt);
 	sqlite3_close(n->db);
+	if (n->fd >= 0)
+		close(n->fd);
 	for (size_t i = 0; i < n->q_cap; i++) {
 		free(n->q[i].buf[0]);
 		free(n->q[i].buf[1]);

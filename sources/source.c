@@ -122,11 +122,6 @@ static int detect(int fd, const struct gw_source_type **ret, bool *ret_gzip)
 			goto out;
 		}
 	}
-	/* An Nsight Systems report is recognised by its name: gpuwhy reads its SQLite export. */
-	if (n > 0 && !*ret_gzip && gw_nsys_report_name(path)) {
-		r = gw_source_fail(-EBADMSG, GW_NSYS_EXPORT_HINT, path);
-		goto out;
-	}
 	r = gw_source_fail(-EBADMSG, "%s",
 			   n == 0      ? "empty file, not a trace"
 			   : *ret_gzip ? "gzip-compressed, but not a trace gpuwhy reads"
@@ -151,6 +146,9 @@ int gw_source_open(const char *path, const struct gw_source_type *type, struct g
 		return -errno;
 	if (!type) {
 		r = detect(fd, &type, &gzip);
+		/* An Nsight Systems report is known by its name: gpuwhy reads its SQLite export. */
+		if (r == -EBADMSG && gw_nsys_report_name(path))
+			r = gw_source_fail(-EBADMSG, GW_NSYS_EXPORT_HINT, path);
 	} else {
 		uint8_t magic[2];
 
