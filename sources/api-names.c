@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The capture's table of CUDA API calls (hooks/api-table.def) looked up by function name. */
+/* The capture's table of CUDA API calls (include/gpuwhy/api-table.def) looked up by function name. */
 #include <string.h>
 
 #include "api-names.h"
@@ -19,7 +19,7 @@ static const struct api_name table[] = {
 	{#fn, {GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem, DOMAIN_RUNTIME}},
 #define GW_DRV(fn, cat, sync, mem, args)                                                           \
 	{#fn, {GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem, DOMAIN_DRIVER}},
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 };

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* CUDA API functions by name, classified as the capture classifies them (hooks/api-table.def). */
+/* CUDA API functions by name, classified as the capture classifies them (include/gpuwhy/api-table.def). */
 #pragma once
 
 #include <stdbool.h>
@@ -27,7 +27,7 @@ size_t gw_api_base_len(const char *name, size_t len);
 /*
  * The class of the CUDA API function name[0, len) (with or without a version suffix, as
  * Nsight Systems, Kineto and CUPTI write it): true and *ret when the capture's table
- * (hooks/api-table.def) has it, or it is one of the few calls other tools record that the
+ * (include/gpuwhy/api-table.def) has it, or it is one of the few calls other tools record that the
  * capture does not hook (kept in api-names.c with the reason). False for every other name:
  * a call that neither issues GPU work nor waits for it. A linear search of about 150 names:
  * callers that see a name many times cache the answer per name. Thread-safe.

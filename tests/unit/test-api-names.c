@@ -35,7 +35,7 @@ static void version_suffixes(void **state)
 	assert_int_equal(base_of(""), 0);
 }
 
-/* Every row of hooks/api-table.def is found under its own name and without its suffix, with the
+/* Every row of include/gpuwhy/api-table.def is found under its own name and without its suffix, with the
  * row's classification. */
 static void table_rows(void **state)
 {
@@ -45,7 +45,7 @@ static void table_rows(void **state)
 	} rows[] = {
 #define GW_RT(fn, cat, sync, mem, args)	 {#fn, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem, 2},
 #define GW_DRV(fn, cat, sync, mem, args) {#fn, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem, 1},
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 	};
