@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The rows of hooks/api-table.def as data: what the subscriber enables (also in the CUPTI-only
+/* The rows of include/gpuwhy/api-table.def as data: what the subscriber enables (also in the CUPTI-only
  * floor benchmark, which enables exactly what gpuwhy does) and what the doc test reads. */
 #include <gpuwhy/trace-format.h>
 
@@ -20,7 +20,7 @@ const struct gw_api_row gw_api_rows[] = {
 	 GW_API_##cat,                                                                             \
 	 GW_SYNC_##sync,                                                                           \
 	 GW_MEM_##mem},
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 };

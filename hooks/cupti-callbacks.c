@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* CUPTI API callbacks: one GW_REC_API record per recorded call, plus GW_REC_MEMORY for
- * allocations and frees, with stacks where hooks/api-table.def and the sampling rule ask. */
+ * allocations and frees, with stacks where include/gpuwhy/api-table.def and the sampling rule ask. */
 #include <gpuwhy/trace-format.h>
 
 #include "clock.h"
@@ -20,7 +20,7 @@ static const struct api_info runtime_info[CUPTI_RUNTIME_TRACE_CBID_SIZE] = {
 #define GW_RT(fn, cat, sync, mem, args)                                                            \
 	[CUPTI_RUNTIME_TRACE_CBID_##fn] = {#fn, 1, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem},
 #define GW_DRV(fn, cat, sync, mem, args)
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 };
@@ -29,7 +29,7 @@ static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 #define GW_RT(fn, cat, sync, mem, args)
 #define GW_DRV(fn, cat, sync, mem, args)                                                           \
 	[CUPTI_DRIVER_TRACE_CBID_##fn] = {#fn, 1, GW_API_##cat, GW_SYNC_##sync, GW_MEM_##mem},
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 };
@@ -190,7 +190,7 @@ static void read_args(struct gw_rec_api *r, CUpti_CallbackDomain domain, CUpti_C
 		GW_ARGS_##args(r, fn##_params, params);                                            \
 		break;
 #define GW_DRV(fn, cat, sync, mem, args)
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 		default:
@@ -203,7 +203,7 @@ static void read_args(struct gw_rec_api *r, CUpti_CallbackDomain domain, CUpti_C
 	case CUPTI_DRIVER_TRACE_CBID_##fn:                                                         \
 		GW_ARGS_##args(r, fn##_params, params);                                            \
 		break;
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 		default:

@@ -59,7 +59,7 @@ int gw_cupti_load(const char *explicit_path, char *why, size_t why_size);
  */
 int gw_cupti_subscribe(char *why, size_t why_size);
 
-/* Enables the callbacks of hooks/api-table.def and the activity kinds. Returns how many of
+/* Enables the callbacks of include/gpuwhy/api-table.def and the activity kinds. Returns how many of
  * them failed (0 = all on). */
 int gw_cupti_enable(void);
 
@@ -92,7 +92,7 @@ void CUPTIAPI gw_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *
 void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 					size_t size, size_t valid_size);
 
-/* Every runtime / driver callback id of hooks/api-table.def, for enabling them. */
+/* Every runtime / driver callback id of include/gpuwhy/api-table.def, for enabling them. */
 struct gw_api_row {
 	CUpti_CallbackDomain domain;
 	CUpti_CallbackId cbid;

@@ -14,6 +14,7 @@
 
 const struct gw_source_type *const gw_source_types[] = {
 	&gw_source_gpuwhy,
+	&gw_source_nsys,
 	NULL,
 };
 
@@ -145,6 +146,9 @@ int gw_source_open(const char *path, const struct gw_source_type *type, struct g
 		return -errno;
 	if (!type) {
 		r = detect(fd, &type, &gzip);
+		/* An Nsight Systems report is known by its name: gpuwhy reads its SQLite export. */
+		if (r == -EBADMSG && gw_nsys_report_name(path))
+			r = gw_source_fail(-EBADMSG, GW_NSYS_EXPORT_HINT, path);
 	} else {
 		uint8_t magic[2];
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The CUPTI callback handler fed hand-made callback data: one API record per application call
- * (nested driver calls folded in), parameters decoded per hooks/api-table.def, MEMORY records
+ * (nested driver calls folded in), parameters decoded per include/gpuwhy/api-table.def, MEMORY records
  * only for successful allocations and frees of a real pointer; and the activity record layouts
  * gpuwhy relies on across CUPTI 12 and 13. */
 #include <fcntl.h>

@@ -116,7 +116,7 @@ static void test_doc_lists_tables(void **state)
 	static const char *const apis[] = {
 #define GW_RT(fn, cat, sync, mem, args)	 #fn,
 #define GW_DRV(fn, cat, sync, mem, args) #fn,
-#include "api-table.def"
+#include "gpuwhy/api-table.def"
 #undef GW_RT
 #undef GW_DRV
 	};
