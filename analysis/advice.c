@@ -217,7 +217,8 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 		if (!res->counts.kernels)
 			return gw_strdupf(
 				"%.0f%% of SM-time (%.1f ms) the GPU idled between copies and "
-				"memsets issued one by one (queued %.0f%%, inside the calls %.0f%%, "
+				"memsets issued one by one (queued %.0f%%, inside the calls "
+				"%.0f%%, "
 				"between them %.0f%%): fewer, larger copies give it back. "
 				"Trade-off: batching needs staging buffers; check launch_overhead "
 				"in the next run.",

@@ -211,6 +211,7 @@ enum gw_view_op_kind {
 };
 
 struct gw_view_op {
+	unsigned trace;	   /* the process that ran it */
 	unsigned device;   /* index into gw_analysis.devices */
 	uint8_t kind;	   /* enum gw_view_op_kind */
 	uint8_t cls;	   /* kernels: enum gw_bucket of the name */
@@ -314,6 +315,7 @@ struct gw_device_result {
 	double breakdown[GW_BUCKET_COUNT];
 	uint64_t kernel_active_ns;
 	uint64_t peak_bytes;
+	unsigned processes; /* traces that used this GPU at the same time (1: this one only) */
 };
 
 /* One input trace. */
@@ -410,6 +412,8 @@ struct gw_analyzer;
 int gw_analyzer_new(const struct gw_analysis_options *opt, struct gw_analyzer **ret);
 int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path);
 int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec);
+/* A warning about the inputs as a whole, for the report (copied). Returns 0 or -ENOMEM. */
+int gw_analyzer_warn(struct gw_analyzer *a, const char *text);
 /* What the reader knows about the current trace's end. */
 void gw_analyzer_end_trace(struct gw_analyzer *a, bool truncated, bool clean_exit);
 /* Attribute everything. *ret is owned by the caller (gw_analysis_free). The analyzer can

@@ -3,12 +3,52 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "source.h"
+#include "util.h"
+
+/* What tells one input from another: its file, and for gpuwhy's own captures the process. */
+struct input_id {
+	dev_t dev;
+	ino_t ino;
+	bool captured; /* a gpuwhy capture: pid, host and start are the process's own */
+	uint64_t pid, start_ns, start_realtime_ns;
+	char host[256];
+};
+
+static void input_id(const char *path, const struct gw_rec_header *h, struct input_id *ret)
+{
+	struct stat st;
+
+	memset(ret, 0, sizeof(*ret));
+	if (stat(path, &st) == 0) {
+		ret->dev = st.st_dev;
+		ret->ino = st.st_ino;
+	}
+	ret->captured =
+		(h->capture_mode == GW_CAPTURE_CUPTI || h->capture_mode == GW_CAPTURE_NONE) &&
+		h->pid;
+	ret->pid = h->pid;
+	ret->start_ns = h->start_ns;
+	ret->start_realtime_ns = h->start_realtime_ns;
+	snprintf(ret->host, sizeof(ret->host), "%.*s", (int)h->host.len,
+		 h->host.data ? (const char *)h->host.data : "");
+}
+
+/* Whether x is an input already read: the same file, or a copy of the same process's trace. */
+static bool same_input(const struct input_id *x, const struct input_id *y)
+{
+	if (x->ino && x->dev == y->dev && x->ino == y->ino)
+		return true;
+	return x->captured && y->captured && x->pid == y->pid && x->start_ns == y->start_ns &&
+	       x->start_realtime_ns == y->start_realtime_ns && !strcmp(x->host, y->host);
+}
 
 static int feed_file(struct gw_analyzer *a, struct gw_inputs *in, int i,
-		     const struct gw_analysis_options *opt)
+		     const struct gw_analysis_options *opt, struct input_id *ids)
 {
 	struct gw_source *src = NULL;
 	struct gw_record rec;
@@ -18,9 +58,27 @@ static int feed_file(struct gw_analyzer *a, struct gw_inputs *in, int i,
 	r = gw_source_open(in->paths[i], in->format, &src);
 	if (r < 0)
 		goto out;
+	/* the header first: an input given twice is counted once */
+	if ((r = gw_source_next(src, &rec)) <= 0)
+		goto first;
+	if (rec.type == GW_REC_HEADER) {
+		input_id(in->paths[i], &rec.header, &ids[i]);
+		for (int k = 0; k < i; k++) {
+			char *text;
+
+			if (!same_input(&ids[k], &ids[i]))
+				continue;
+			text = gw_strdupf("%s is the same trace as %s: counted once", in->paths[i],
+					  in->paths[k]);
+			r = text ? gw_analyzer_warn(a, text) : -ENOMEM;
+			free(text);
+			ids[i] = (struct input_id){0}; /* nothing to match later inputs against */
+			goto out;
+		}
+	}
 	if ((r = gw_analyzer_begin_trace(a, in->paths[i])) < 0)
 		goto out;
-	while ((r = gw_source_next(src, &rec)) > 0) {
+	do {
 		n++;
 		if ((r = gw_analyzer_add(a, &rec)) < 0)
 			goto out;
@@ -30,7 +88,8 @@ static int feed_file(struct gw_analyzer *a, struct gw_inputs *in, int i,
 			gw_source_progress(src, &done, &size);
 			opt->progress(opt->progress_ctx, i, in->n, done, size);
 		}
-	}
+	} while ((r = gw_source_next(src, &rec)) > 0);
+first:
 	/* Corrupt bytes after good records: keep what was read, as for a cut file. */
 	if (r == -EBADMSG && n > 1) {
 		gw_analyzer_end_trace(a, true, false);
@@ -39,7 +98,8 @@ static int feed_file(struct gw_analyzer *a, struct gw_inputs *in, int i,
 	}
 	if (r < 0)
 		goto out;
-	gw_analyzer_end_trace(a, src->truncated, src->clean_exit);
+	if (n)
+		gw_analyzer_end_trace(a, src->truncated, src->clean_exit);
 out:
 	if (r == -E2BIG)
 		snprintf(in->reason, sizeof(in->reason),
@@ -54,14 +114,17 @@ int gw_analyze_files(struct gw_inputs *in, const struct gw_analysis_options *opt
 		     struct gw_analysis **ret)
 {
 	struct gw_analyzer *a = NULL;
+	struct input_id *ids = calloc(in->n > 0 ? (size_t)in->n : 1, sizeof(*ids));
 	int r;
 
 	in->failed = -1;
 	in->reason[0] = '\0';
+	if (!ids)
+		return -ENOMEM;
 	if ((r = gw_analyzer_new(opt, &a)) < 0)
-		return r;
+		goto out;
 	for (int i = 0; i < in->n; i++) {
-		if ((r = feed_file(a, in, i, opt)) < 0) {
+		if ((r = feed_file(a, in, i, opt, ids)) < 0) {
 			in->failed = i;
 			goto out;
 		}
@@ -71,5 +134,6 @@ out:
 	if (r < 0 && !in->reason[0])
 		snprintf(in->reason, sizeof(in->reason), "%s", gw_source_strerror(r));
 	gw_analyzer_free(a);
+	free(ids);
 	return r;
 }

@@ -7,10 +7,11 @@
 
 #include "model.h"
 
-#define GW_INCALL_SCAN 512
-/* The longest call that counts as launching: past the costliest real launches (a large
- * module loaded at its first launch takes milliseconds) and the scheduler's time slices. */
-#define GW_LAUNCH_CALL_MAX_NS 10000000ull
+#define GW_INCALL_SCAN	      512
+/* The longest call that counts as launching: far past the costliest real launches (a large
+ * module loaded at its first launch takes milliseconds) and what a busy machine's scheduler
+ * makes of a call (tens of milliseconds); a call held longer was stopped or swapped. */
+#define GW_LAUNCH_CALL_MAX_NS 1000000000ull
 
 /* A direct-mapped cache in front of a hash map of per-name accumulators: loops cycle
  * through a few names, and the hash lookup per kernel is the costliest step of a pass. */
@@ -73,7 +74,7 @@ static int cmp_sync_ev(const void *x, const void *y, void *ctx)
 static int kernel_stat(struct gw_sweep *w, const struct gw_op *o, float fill, uint32_t ai)
 {
 	struct gw_analyzer *a = w->a;
-	unsigned trace = w->d->r.trace;
+	unsigned trace = o->trace;
 	double dur = (double)(o->end_ns - o->start_ns);
 	struct gw_kernel_acc *k;
 	bool hit;
@@ -234,17 +235,17 @@ static int blocked_add(struct gw_sweep *w, const struct gw_op *op, const struct 
 	struct gw_analyzer *a = w->a;
 	struct gw_blocked_acc *b;
 	bool fresh;
-	uint64_t *v = gw_hmap_get(&a->blocked_map, w->di, op->stream, &fresh);
+	uint64_t *v = gw_hmap_get(&a->blocked_map, w->di, gw_op_stream(op), &fresh);
 
 	if (!v)
 		return -ENOMEM;
 	if (fresh) {
 		b = gw_vec_push(&a->blocked, sizeof(*b));
 		if (!b) {
-			gw_hmap_del(&a->blocked_map, w->di, op->stream);
+			gw_hmap_del(&a->blocked_map, w->di, gw_op_stream(op));
 			return -ENOMEM;
 		}
-		b->trace = (uint16_t)w->d->r.trace;
+		b->trace = op->trace;
 		b->dev = (uint16_t)w->di;
 		b->stream = op->stream;
 		*v = a->blocked.len;
@@ -337,7 +338,7 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 static int tiny_add(struct gw_sweep *w, const struct gw_op *op, uint32_t ai, uint64_t gap_before)
 {
 	struct gw_analyzer *a = w->a;
-	unsigned trace = w->d->r.trace;
+	unsigned trace = op->trace;
 	struct gw_tiny_acc *t;
 	uint64_t *v = NULL;
 	bool fresh = false, hit;

@@ -21,6 +21,19 @@ int gw_analyzer_begin_trace(struct gw_analyzer *a, const char *path)
 	return t->info.path ? 0 : -ENOMEM;
 }
 
+int gw_analyzer_warn(struct gw_analyzer *a, const char *text)
+{
+	char **w = gw_vec_push(&a->warnings, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	if (!(*w = strdup(text))) {
+		a->warnings.len--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 void gw_analyzer_end_trace(struct gw_analyzer *a, bool truncated, bool clean_exit)
 {
 	struct gw_trace_st *t = gw_an_trace(a, (unsigned)a->traces.len - 1);
@@ -78,6 +91,20 @@ static int add_device(struct gw_analyzer *a, unsigned trace, const struct gw_rec
 		d->lim.warp_size = r->warp_size;
 	d->r.sm_count = d->lim.sm_count;
 	d->r.memory_total_bytes = r->memory_total_bytes;
+	free(d->uuid);
+	d->uuid = NULL;
+	d->uuid_len = 0;
+	for (uint32_t i = 0; i < r->uuid.len; i++) {
+		if (!r->uuid.data[i])
+			continue;
+		/* all zeros is no uuid */
+		d->uuid = malloc(r->uuid.len);
+		if (!d->uuid)
+			return -ENOMEM;
+		memcpy(d->uuid, r->uuid.data, r->uuid.len);
+		d->uuid_len = r->uuid.len;
+		break;
+	}
 	return 0;
 }
 
@@ -183,7 +210,16 @@ static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t devi
 	op->corr = corr;
 	op->stream = clamp32(stream);
 	op->dev = (uint16_t)di;
+	op->trace = (uint16_t)trace;
 	op->kind = (uint8_t)kind;
+	{
+		struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[di];
+
+		if (op->start_ns < d->first_ns)
+			d->first_ns = op->start_ns;
+		if (op->end_ns > d->last_ns)
+			d->last_ns = op->end_ns;
+	}
 	/* Noted while the previous op is still in cache: finish then skips a pass over all. */
 	if (a->ops.len > 1 &&
 	    (op[-1].dev > op->dev || (op[-1].dev == op->dev && op[-1].start_ns > op->start_ns)))
@@ -354,6 +390,7 @@ static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_r
 	o->start_ns = start;
 	o->end_ns = end < start ? start : end;
 	o->dev = (uint16_t)di;
+	o->trace = (uint16_t)trace;
 	if (rec->type == GW_REC_KERNEL) {
 		const struct gw_op *op = &((const struct gw_op *)a->ops.data)[a->ops.len - 1];
 
@@ -400,6 +437,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		const struct gw_rec_header *h = &rec->header;
 
 		t->info.pid = h->pid;
+		free(t->host);
+		if (!(t->host = bytes_dup(h->host)))
+			return -ENOMEM;
 		t->info.capture_mode = h->capture_mode;
 		/* gpuwhy's capture records every allocation: none means none. An imported
 		 * profile may not have recorded memory at all, until a memory record says so. */

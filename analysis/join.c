@@ -30,14 +30,15 @@ static int cmp_op(const void *x, const void *y, void *ctx)
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
 }
 
+/* Memory events in time order across traces: processes that share a GPU share its memory. */
 static int cmp_mev(const void *x, const void *y, void *ctx)
 {
 	const struct gw_mev *p = x, *q = y;
 
 	(void)ctx;
-	if (p->trace != q->trace)
-		return p->trace < q->trace ? -1 : 1;
-	return p->time_ns < q->time_ns ? -1 : p->time_ns > q->time_ns;
+	if (p->time_ns != q->time_ns)
+		return p->time_ns < q->time_ns ? -1 : 1;
+	return p->trace < q->trace ? -1 : p->trace > q->trace;
 }
 
 static uint32_t find_api(const struct gw_analyzer *a, uint16_t trace, uint64_t corr, size_t *hint)
@@ -134,6 +135,110 @@ static float op_fill(struct gw_fill_cache *cache, const struct gw_dev_st *d, con
 	return cache[i].fill;
 }
 
+/* Whether devices d and e are one physical GPU in use at once: one host, one uuid, windows
+ * that meet. */
+static bool same_gpu(struct gw_analyzer *a, const struct gw_dev_st *d, const struct gw_dev_st *e)
+{
+	const char *hd = gw_an_trace(a, d->r.trace)->host, *he = gw_an_trace(a, e->r.trace)->host;
+
+	return d->uuid_len && d->uuid_len == e->uuid_len &&
+	       !memcmp(d->uuid, e->uuid, d->uuid_len) && hd && he && !strcmp(hd, he) &&
+	       d->first_ns <= e->last_ns && e->first_ns <= d->last_ns;
+}
+
+/*
+ * Devices of several traces that are one GPU in use at the same time (processes sharing it)
+ * become one device: one SM-time budget, one timeline the sweep walks, one memory. The table is
+ * compacted and every device index (ops, the event view, the (trace, id) map) follows.
+ */
+static int merge_shared_devices(struct gw_analyzer *a)
+{
+	struct gw_dev_st *devs = a->devs.data;
+	size_t n = a->devs.len, kept = 0;
+	uint32_t *root, *to;
+	bool merged = false;
+	int r = 0;
+
+	root = malloc((n + 1) * sizeof(*root));
+	to = malloc((n + 1) * sizeof(*to));
+	if (!root || !to) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++)
+		root[i] = (uint32_t)i;
+	/* a window grows with what joins it, so join until nothing more does */
+	for (bool again = true; again;) {
+		again = false;
+		for (size_t i = 0; i < n; i++) {
+			for (size_t j = i + 1; j < n && root[i] == i; j++) {
+				struct gw_dev_st *d = &devs[i], *e = &devs[j];
+				uint16_t *s;
+
+				if (root[j] != j || e->r.trace == d->r.trace || !same_gpu(a, d, e))
+					continue;
+				root[j] = (uint32_t)i;
+				if (e->first_ns < d->first_ns)
+					d->first_ns = e->first_ns;
+				if (e->last_ns > d->last_ns)
+					d->last_ns = e->last_ns;
+				d->r.processes += e->r.processes;
+				if (!(s = gw_vec_push(&d->sharers, sizeof(*s)))) {
+					r = -ENOMEM;
+					goto out;
+				}
+				*s = (uint16_t)e->r.trace;
+				for (size_t k = 0; k < e->sharers.len; k++) {
+					if (!(s = gw_vec_push(&d->sharers, sizeof(*s)))) {
+						r = -ENOMEM;
+						goto out;
+					}
+					*s = ((uint16_t *)e->sharers.data)[k];
+				}
+				merged = again = true;
+			}
+		}
+	}
+	if (!merged)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (root[i] != i) {
+			free(devs[i].r.name);
+			free(devs[i].uuid);
+			gw_vec_free(&devs[i].sharers);
+			continue;
+		}
+		to[i] = (uint32_t)kept;
+		if (kept != i)
+			devs[kept] = devs[i];
+		kept++;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (root[i] != i)
+			to[i] = to[root[i]];
+	for (size_t i = 0; i < a->ops.len; i++) {
+		struct gw_op *op = &((struct gw_op *)a->ops.data)[i];
+
+		op->dev = (uint16_t)to[op->dev];
+	}
+	for (size_t i = 0; i < a->vops.len; i++) {
+		struct gw_vop *v = &((struct gw_vop *)a->vops.data)[i];
+
+		v->dev = (uint16_t)to[v->dev];
+	}
+	/* every (trace, device id) key now leads to its GPU */
+	for (size_t s = 0; s < a->dev_map.cap; s++)
+		if (a->dev_map.slots[s].used)
+			a->dev_map.slots[s].value = to[a->dev_map.slots[s].value - 1] + 1;
+	a->devs.len = kept;
+	a->last_dev = 0;
+	a->ops_unsorted = true; /* the processes' ops interleave */
+out:
+	free(root);
+	free(to);
+	return r;
+}
+
 int gw_join(struct gw_analyzer *a)
 {
 	struct gw_op *ops;
@@ -145,9 +250,13 @@ int gw_join(struct gw_analyzer *a)
 	struct gw_dev_st *rd = NULL; /* the device whose runs are being walked */
 	struct gw_runs runs;
 	size_t m = 0;
-	bool inline_runs = !a->ops_unsorted;
+	bool inline_runs;
 	int r;
 
+	if ((r = merge_shared_devices(a)) < 0)
+		return r;
+	devs = a->devs.data;
+	inline_runs = !a->ops_unsorted;
 	a->apis_resorted = a->apis_unsorted;
 	if ((a->apis_resorted &&
 	     gw_sort_r(a->apis.data, a->apis.len, sizeof(struct gw_api), cmp_api, NULL) < 0) ||
@@ -171,13 +280,13 @@ int gw_join(struct gw_analyzer *a)
 	for (size_t i = 0; i < a->ops.len; i++) {
 		struct gw_op *op = &ops[i];
 		struct gw_dev_st *d = &devs[op->dev];
-		uint32_t ai = find_api(a, (uint16_t)d->r.trace, op->corr, &hint);
+		uint32_t ai = find_api(a, op->trace, op->corr, &hint);
 
 		if (d->r.start_ns == UINT64_MAX) {
 			d->op_begin = i;
 			d->r.start_ns = op->start_ns;
 			d->streams = false;
-			d->first_stream = UINT32_MAX;
+			d->first_stream = UINT64_MAX;
 			/* Ops in add order, each device's kernels on one stream: they are in
 			 * (stream, start) order already, and chains and fusion runs are found
 			 * right here instead of in a pass of their own. */
@@ -198,15 +307,15 @@ int gw_join(struct gw_analyzer *a)
 		op->fill = 0;
 		if (op->kind == GW_OP_KERNEL) {
 			struct gw_class_cache *cc =
-				class_of(a, class_cache, d->r.trace, op->name_id);
+				class_of(a, class_cache, op->trace, op->name_id);
 
 			op->fill = op_fill(fill_cache, d, op);
 			op->cls = cc->cls;
 			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
 				op->flags |= GW_OPF_TINY;
-			if (d->first_stream == UINT32_MAX)
-				d->first_stream = op->stream;
-			else if (op->stream != d->first_stream)
+			if (d->first_stream == UINT64_MAX)
+				d->first_stream = gw_op_stream(op);
+			else if (gw_op_stream(op) != d->first_stream)
 				d->streams = true;
 			/* Saturating: a corrupt trace's absurd durations must not wrap the sums
 			 * (an unclassified share above 1). */

@@ -52,7 +52,7 @@ static uint64_t *launch_spans(const struct gw_analyzer *a, unsigned n_traces)
 }
 
 static void growth_begin(struct growth_fit *g, const struct gw_analyzer *a, unsigned trace,
-			 const uint64_t *launches, const struct gw_mev *m, size_t i, size_t n)
+			 const uint64_t *launches, const uint64_t *mev_span)
 {
 	const struct gw_dev_st *devs = a->devs.data;
 	uint64_t s = launches[2 * trace], e = launches[2 * trace + 1];
@@ -70,9 +70,8 @@ static void growth_begin(struct growth_fit *g, const struct gw_analyzer *a, unsi
 		}
 	}
 	if (s >= e) {
-		s = m[i].time_ns;
-		for (e = s; i < n && m[i].trace == trace; i++)
-			e = m[i].time_ns;
+		s = mev_span[2 * trace];
+		e = mev_span[2 * trace + 1];
 	}
 	*g = (struct growth_fit){.w0 = s + (e - s) / 2, .w1 = e, .prev_ns = s};
 }
@@ -148,158 +147,207 @@ static int view_memory(struct gw_analyzer *a, unsigned di, uint64_t t)
 }
 
 /* Live device bytes over time, peaks, growth, allocation sites and never-freed allocations. */
+/* Each trace's memory as the one pass over all events (in time order) meets it. */
+struct trace_mem {
+	uint64_t cur, managed, pinned, peak;
+	struct growth_fit growth;
+	bool seen;
+};
+
+/*
+ * Live device bytes over time, peaks, growth, allocation sites and never-freed allocations, in
+ * one pass over the memory events in time order: a GPU several processes shared holds their
+ * allocations at once.
+ */
 int gw_account_memory(struct gw_analyzer *a)
 {
 	struct gw_analysis *res = a->res;
 	struct gw_mev *m = a->mevs.data;
 	struct gw_dev_st *devs;
 	struct gw_hmap live = {0};
+	size_t n_traces = a->traces.len ? a->traces.len : 1;
 	uint64_t *launches = launch_spans(a, (unsigned)a->traces.len);
-	size_t i = 0;
+	uint64_t *mev_span = malloc(2 * n_traces * sizeof(*mev_span));
+	struct trace_mem *tm = calloc(n_traces, sizeof(*tm));
 	int r = 0;
 
-	if (!launches)
-		return -ENOMEM;
-	while (i < a->mevs.len) {
-		unsigned trace = m[i].trace;
-		uint64_t cur = 0, managed = 0, pinned = 0, peak = 0;
-		struct growth_fit growth;
+	if (!launches || !mev_span || !tm) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t t = 0; t < n_traces; t++) {
+		mev_span[2 * t] = UINT64_MAX;
+		mev_span[2 * t + 1] = 0;
+	}
+	for (size_t i = 0; i < a->mevs.len; i++) {
+		if (m[i].time_ns < mev_span[2 * m[i].trace])
+			mev_span[2 * m[i].trace] = m[i].time_ns;
+		if (m[i].time_ns > mev_span[2 * m[i].trace + 1])
+			mev_span[2 * m[i].trace + 1] = m[i].time_ns;
+	}
+	{
+		size_t i = 0;
 
-		growth_begin(&growth, a, trace, launches, m, i, a->mevs.len);
+		for (; i < a->mevs.len; i++) {
+			unsigned trace = m[i].trace;
+			struct trace_mem *T = &tm[trace];
+			uint64_t cur, managed, pinned, peak;
+			struct growth_fit growth;
 
-		for (; i < a->mevs.len && m[i].trace == trace; i++) {
-			const struct gw_mev *e = &m[i];
-			bool device_mem = device_kind(e->kind);
-			int di = gw_an_device(a, trace, e->device);
-			uint64_t *v;
-			struct gw_alloc_acc *acc;
-			bool fresh;
-
-			if (di < 0) {
-				r = di;
-				goto out;
+			if (!T->seen) {
+				T->seen = true;
+				growth_begin(&T->growth, a, trace, launches, mev_span);
 			}
-			devs = a->devs.data;
-			if (e->op == GW_MEV_ALLOCATED) {
-				if (e->bytes > devs[di].allocated_peak_bytes)
-					devs[di].allocated_peak_bytes = e->bytes;
-				continue;
-			} else if (e->op == GW_MEV_RESERVED) {
-				dev_set(&devs[di], &devs[di].reserved_bytes, e->bytes, &cur);
-				if (e->bytes > devs[di].reserved_peak_bytes)
-					devs[di].reserved_peak_bytes = e->bytes;
-				if (a->opt.keep_events &&
-				    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
-					goto out;
-				device_mem = true;
-			} else if (e->op == GW_MEMORY_ALLOC) {
-				v = gw_hmap_get(&a->alloc_map, ((uint64_t)trace << 8) | e->kind,
-						e->stack_id, &fresh);
-				if (!v) {
-					r = -ENOMEM;
+			cur = T->cur, managed = T->managed, pinned = T->pinned, peak = T->peak;
+			growth = T->growth;
+			{
+				const struct gw_mev *e = &m[i];
+				bool device_mem = device_kind(e->kind);
+				int di = gw_an_device(a, trace, e->device);
+				uint64_t *v;
+				struct gw_alloc_acc *acc;
+				bool fresh;
+
+				if (di < 0) {
+					r = di;
 					goto out;
 				}
-				if (fresh) {
-					acc = gw_vec_push(&a->allocs, sizeof(*acc));
-					if (!acc) {
-						r = -ENOMEM;
-						goto out;
-					}
-					acc->trace = (uint16_t)trace;
-					acc->kind = e->kind;
-					acc->stack_id = e->stack_id;
-					*v = a->allocs.len;
-				}
-				acc = &((struct gw_alloc_acc *)a->allocs.data)[*v - 1];
-				acc->count++;
-				acc->bytes += e->bytes;
-				if (e->bytes > acc->max_bytes)
-					acc->max_bytes = e->bytes;
-				/* Live entry: (bytes, site index, dev, kind) packed into two words. */
-				v = gw_hmap_get(&live, trace, e->addr, &fresh);
-				if (!v) {
-					r = -ENOMEM;
-					goto out;
-				}
-				if (!fresh)
-					continue; /* address reused without a free we saw: keep the first */
-				*v = ((uint64_t)(acc - (struct gw_alloc_acc *)a->allocs.data)
-				      << 40) |
-				     ((uint64_t)(unsigned)di << 24) | ((uint64_t)e->kind << 16);
-				/* bytes do not fit beside the rest: store them in a second entry */
-				v = gw_hmap_get(&live, trace | (1ull << 32), e->addr, NULL);
-				if (!v) {
-					r = -ENOMEM;
-					goto out;
-				}
-				*v = e->bytes;
-				if (device_mem) {
-					dev_set(&devs[di], &devs[di].live_bytes,
-						devs[di].live_bytes + e->bytes, &cur);
+				devs = a->devs.data;
+				if (e->op == GW_MEV_ALLOCATED) {
+					if (e->bytes > devs[di].allocated_peak_bytes)
+						devs[di].allocated_peak_bytes = e->bytes;
+					goto next;
+				} else if (e->op == GW_MEV_RESERVED) {
+					dev_set(&devs[di], &devs[di].reserved_bytes, e->bytes,
+						&cur);
+					if (e->bytes > devs[di].reserved_peak_bytes)
+						devs[di].reserved_peak_bytes = e->bytes;
 					if (a->opt.keep_events &&
 					    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
 						goto out;
-				} else if (e->kind == GW_MEM_MANAGED) {
-					managed += e->bytes;
-				} else if (e->kind == GW_MEM_TENSOR) {
-					devs[di].tensor_bytes += e->bytes;
-					if (devs[di].tensor_bytes > devs[di].allocated_peak_bytes)
-						devs[di].allocated_peak_bytes =
-							devs[di].tensor_bytes;
-				} else {
-					pinned += e->bytes;
-				}
-			} else {
-				uint64_t *info = gw_hmap_find(&live, trace, e->addr);
-				uint64_t *bytes =
-					gw_hmap_find(&live, trace | (1ull << 32), e->addr);
-				uint64_t b, packed;
-				unsigned k, odi;
-
-				if (!info || !bytes)
-					continue; /* freeing what we never saw allocated */
-				b = *bytes;
-				packed = *info;
-				k = (unsigned)(packed >> 16) & 0xff;
-				odi = (unsigned)(packed >> 24) & 0xffff;
-				gw_hmap_del(&live, trace, e->addr);
-				gw_hmap_del(&live, trace | (1ull << 32), e->addr);
-				if (device_kind(k)) {
-					dev_set(&devs[odi], &devs[odi].live_bytes,
-						devs[odi].live_bytes - b, &cur);
-					if (a->opt.keep_events &&
-					    (r = view_memory(a, odi, e->time_ns)) < 0)
+					device_mem = true;
+				} else if (e->op == GW_MEMORY_ALLOC) {
+					v = gw_hmap_get(&a->alloc_map,
+							((uint64_t)trace << 8) | e->kind,
+							e->stack_id, &fresh);
+					if (!v) {
+						r = -ENOMEM;
 						goto out;
-				} else if (k == GW_MEM_MANAGED) {
-					managed -= b;
-				} else if (k == GW_MEM_TENSOR) {
-					devs[odi].tensor_bytes -= b;
+					}
+					if (fresh) {
+						acc = gw_vec_push(&a->allocs, sizeof(*acc));
+						if (!acc) {
+							r = -ENOMEM;
+							goto out;
+						}
+						acc->trace = (uint16_t)trace;
+						acc->kind = e->kind;
+						acc->stack_id = e->stack_id;
+						*v = a->allocs.len;
+					}
+					acc = &((struct gw_alloc_acc *)a->allocs.data)[*v - 1];
+					acc->count++;
+					acc->bytes += e->bytes;
+					if (e->bytes > acc->max_bytes)
+						acc->max_bytes = e->bytes;
+					/* Live entry: (bytes, site index, dev, kind) packed into two words. */
+					v = gw_hmap_get(&live, trace, e->addr, &fresh);
+					if (!v) {
+						r = -ENOMEM;
+						goto out;
+					}
+					if (!fresh)
+						goto next; /* address reused without a free we saw: keep the first */
+					*v = ((uint64_t)(acc -
+							 (struct gw_alloc_acc *)a->allocs.data)
+					      << 40) |
+					     ((uint64_t)(unsigned)di << 24) |
+					     ((uint64_t)e->kind << 16);
+					/* bytes do not fit beside the rest: store them in a second entry */
+					v = gw_hmap_get(&live, trace | (1ull << 32), e->addr, NULL);
+					if (!v) {
+						r = -ENOMEM;
+						goto out;
+					}
+					*v = e->bytes;
+					if (device_mem) {
+						dev_set(&devs[di], &devs[di].live_bytes,
+							devs[di].live_bytes + e->bytes, &cur);
+						if (a->opt.keep_events &&
+						    (r = view_memory(a, (unsigned)di, e->time_ns)) <
+							    0)
+							goto out;
+					} else if (e->kind == GW_MEM_MANAGED) {
+						managed += e->bytes;
+					} else if (e->kind == GW_MEM_TENSOR) {
+						devs[di].tensor_bytes += e->bytes;
+						if (devs[di].tensor_bytes >
+						    devs[di].allocated_peak_bytes)
+							devs[di].allocated_peak_bytes =
+								devs[di].tensor_bytes;
+					} else {
+						pinned += e->bytes;
+					}
 				} else {
-					pinned -= b;
-				}
-				device_mem = device_kind(k);
-			}
-			if (cur > peak)
-				peak = cur;
-			if (managed > res->memory.managed_peak_bytes)
-				res->memory.managed_peak_bytes = managed;
-			if (pinned > res->memory.pinned_peak_bytes)
-				res->memory.pinned_peak_bytes = pinned;
-			if (!device_mem)
-				continue;
-			growth_step(&growth, e->time_ns, (double)cur);
-			if (res->n_bins) {
-				uint64_t b = e->time_ns > res->start_ns
-						     ? (e->time_ns - res->start_ns) / res->bin_ns
-						     : 0;
+					uint64_t *info = gw_hmap_find(&live, trace, e->addr);
+					uint64_t *bytes =
+						gw_hmap_find(&live, trace | (1ull << 32), e->addr);
+					uint64_t b, packed;
+					unsigned k, odi;
 
-				if (b < res->n_bins && cur > res->bins[b].live_bytes_max)
-					res->bins[b].live_bytes_max = cur;
+					if (!info || !bytes)
+						goto next; /* freeing what we never saw allocated */
+					b = *bytes;
+					packed = *info;
+					k = (unsigned)(packed >> 16) & 0xff;
+					odi = (unsigned)(packed >> 24) & 0xffff;
+					gw_hmap_del(&live, trace, e->addr);
+					gw_hmap_del(&live, trace | (1ull << 32), e->addr);
+					if (device_kind(k)) {
+						dev_set(&devs[odi], &devs[odi].live_bytes,
+							devs[odi].live_bytes - b, &cur);
+						if (a->opt.keep_events &&
+						    (r = view_memory(a, odi, e->time_ns)) < 0)
+							goto out;
+					} else if (k == GW_MEM_MANAGED) {
+						managed -= b;
+					} else if (k == GW_MEM_TENSOR) {
+						devs[odi].tensor_bytes -= b;
+					} else {
+						pinned -= b;
+					}
+					device_mem = device_kind(k);
+				}
+				if (cur > peak)
+					peak = cur;
+				if (managed > res->memory.managed_peak_bytes)
+					res->memory.managed_peak_bytes = managed;
+				if (pinned > res->memory.pinned_peak_bytes)
+					res->memory.pinned_peak_bytes = pinned;
+				if (!device_mem)
+					goto next;
+				growth_step(&growth, e->time_ns, (double)cur);
+				if (res->n_bins) {
+					uint64_t b =
+						e->time_ns > res->start_ns
+							? (e->time_ns - res->start_ns) / res->bin_ns
+							: 0;
+
+					if (b < res->n_bins && cur > res->bins[b].live_bytes_max)
+						res->bins[b].live_bytes_max = cur;
+				}
 			}
+		next:
+			T->cur = cur, T->managed = managed, T->pinned = pinned, T->peak = peak;
+			T->growth = growth;
 		}
-		gw_an_trace(a, trace)->info.peak_bytes = peak;
-		res->memory.final_bytes += cur;
-		res->memory.growth_bytes_per_s += growth_end(&growth);
+	}
+	for (size_t t = 0; t < n_traces && t < a->traces.len; t++) {
+		if (!tm[t].seen)
+			continue;
+		gw_an_trace(a, (unsigned)t)->info.peak_bytes = tm[t].peak;
+		res->memory.final_bytes += tm[t].cur;
+		res->memory.growth_bytes_per_s += growth_end(&tm[t].growth);
 	}
 	/* What is still live was never freed. */
 	for (size_t s = 0; s < live.cap; s++) {
@@ -351,5 +399,7 @@ int gw_account_memory(struct gw_analyzer *a)
 out:
 	gw_hmap_free(&live);
 	free(launches);
+	free(mev_span);
+	free(tm);
 	return r;
 }

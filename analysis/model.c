@@ -35,7 +35,9 @@ int gw_an_device(struct gw_analyzer *a, unsigned trace, uint64_t id)
 	d->lim = gw_assumed_limits;
 	d->r.sm_count = d->lim.sm_count;
 	d->r.start_ns = UINT64_MAX;
+	d->r.processes = 1;
 	d->add_first_stream = UINT32_MAX;
+	d->first_ns = UINT64_MAX;
 	return (int)(a->devs.len - 1);
 }
 
@@ -92,11 +94,17 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);
 		free(t->info.path);
+		free(t->host);
 		free(t->info.command);
 		gw_symbolizer_free(t->sym);
 	}
-	for (size_t i = 0; i < a->devs.len; i++)
-		free(((struct gw_dev_st *)a->devs.data)[i].r.name);
+	for (size_t i = 0; i < a->devs.len; i++) {
+		struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[i];
+
+		free(d->r.name);
+		free(d->uuid);
+		gw_vec_free(&d->sharers);
+	}
 	gw_vec_free(&a->traces);
 	gw_vec_free(&a->devs);
 	gw_hmap_free(&a->dev_map);
@@ -118,6 +126,9 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);
 	gw_vec_free(&a->gaps);
+	for (size_t i = 0; i < a->warnings.len; i++)
+		free(((char **)a->warnings.data)[i]);
+	gw_vec_free(&a->warnings);
 	for (size_t i = 0; i < a->vthreads.len; i++)
 		free(((struct gw_vthread *)a->vthreads.data)[i].name);
 	gw_vec_free(&a->vthreads);

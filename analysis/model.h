@@ -24,7 +24,7 @@ enum {
 	GW_OPF_TINY = 1u << 3,
 };
 
-/* A GPU operation: 48 bytes. */
+/* A GPU operation: 56 bytes. */
 struct gw_op {
 	uint64_t start_ns, end_ns;
 	union {
@@ -34,11 +34,19 @@ struct gw_op {
 			float fill;   /* SM fill (kernels; 0 for copies and memsets) */
 		};
 	};
-	uint32_t name_id, stream;
+	uint32_t name_id, stream; /* name_id and stream are the trace's own */
 	uint32_t blocks, smem;
 	uint16_t threads, dev; /* dev: index into the analyzer's device table */
+	uint16_t trace;	       /* a GPU several processes shared holds ops of each */
 	uint8_t regs, kind, flags, cls;
 };
+
+/* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
+ * stream 7). */
+static inline uint64_t gw_op_stream(const struct gw_op *op)
+{
+	return (uint64_t)op->trace << 32 | op->stream;
+}
 
 /* An API call that issues or waits for work: 48 bytes. */
 struct gw_api {
@@ -77,6 +85,7 @@ struct gw_vop {
 	uint32_t name_id;
 	uint32_t blocks, smem; /* the launch shape as the op table holds it (fill) */
 	uint16_t threads, dev; /* dev: index into the analyzer's device table */
+	uint16_t trace;
 	uint8_t regs, kind, copy_kind;
 };
 
@@ -121,6 +130,7 @@ struct gw_trace_st {
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
+	char *host;		   /* the header's host: GPUs are shared within one host */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
 	bool memory_recorded;	/* false: an import without MEMORY or allocator COUNTER records */
@@ -139,11 +149,17 @@ struct gw_dev_st {
 	uint64_t live_bytes, reserved_bytes, peak_bytes;
 	uint64_t tensor_bytes, allocated_peak_bytes, reserved_peak_bytes;
 	double fill_sm_ns;
-	bool streams; /* kernels on more than one stream */
-	uint32_t first_stream;
+	bool streams;	       /* kernels on more than one stream */
+	uint64_t first_stream; /* gw_op_stream of its first kernel, UINT64_MAX none */
 	bool add_streams; /* the same, noted in add order (valid when the ops needed no sort) */
 	uint32_t add_first_stream; /* UINT32_MAX: none yet */
 	bool runs_done;		   /* chains and fusion runs were found during the join */
+	/* A physical GPU: its uuid (empty: unknown) and when its trace saw it busy; devices of
+	 * one host and uuid whose windows meet are one GPU that processes shared (join.c). */
+	char *uuid;
+	uint32_t uuid_len;
+	uint64_t first_ns, last_ns;
+	struct gw_vec sharers; /* uint16_t: the other traces that used this GPU */
 };
 
 /* A fusion candidate cache, keyed as a->fusion_map is (the same sequences recur). */
@@ -234,7 +250,8 @@ struct gw_analyzer {
 	struct gw_vec blocked; /* struct gw_blocked_acc */
 	struct gw_hmap blocked_map;
 	struct gw_hmap alloc_map;
-	struct gw_vec gaps; /* struct gw_gap */
+	struct gw_vec gaps;	/* struct gw_gap */
+	struct gw_vec warnings; /* char *: gw_analyzer_warn's, first in the report's list */
 
 	/* keep_events: the view's material (collect, attribute, memory), built by view.c */
 	struct gw_vec vcalls;	/* struct gw_vcall */

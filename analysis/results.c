@@ -40,6 +40,18 @@ static int add_warning(struct gw_analysis *res, char *text)
 	return 0;
 }
 
+/* Whether trace t used device d: its own, or a GPU it shared with the trace that owns it. A
+ * shared GPU is in each sharer's row; the merged view counts it once. */
+static bool used_by(const struct gw_dev_st *d, unsigned t)
+{
+	if (d->r.trace == t)
+		return true;
+	for (size_t i = 0; i < d->sharers.len; i++)
+		if (((const uint16_t *)d->sharers.data)[i] == t)
+			return true;
+	return false;
+}
+
 int gw_build_results(struct gw_analyzer *a)
 {
 	struct gw_analysis *res = a->res;
@@ -47,6 +59,16 @@ int gw_build_results(struct gw_analyzer *a)
 	const struct gw_api *apis = a->apis.data;
 	double filled = 0, active = 0;
 	int r;
+
+	/* the inputs' own warnings first: what was left out of what follows */
+	for (size_t i = 0; i < a->warnings.len; i++) {
+		char **w = &((char **)a->warnings.data)[i];
+		int e = add_warning(a->res, *w);
+
+		*w = NULL;
+		if (e < 0)
+			return e;
+	}
 
 	/* Every api that may wait is a candidate, unless sorting moved them or the join made a
 	 * non-copy call wait. */
@@ -82,7 +104,7 @@ int gw_build_results(struct gw_analyzer *a)
 		ti->clean_exit = ts->footer_seen || (ts->have_end_status && ts->reader_said_clean);
 		ti->start_ns = UINT64_MAX;
 		for (size_t d = 0; d < a->devs.len; d++) {
-			if (devs[d].r.trace != t || devs[d].r.start_ns == UINT64_MAX)
+			if (!used_by(&devs[d], t) || devs[d].r.start_ns == UINT64_MAX)
 				continue;
 			for (int b = 0; b < GW_BUCKET_COUNT; b++)
 				sm[b] += devs[d].r.sm_ns[b];

@@ -18,8 +18,8 @@ static int cmp_stream_idx(const void *x, const void *y, void *ctx)
 	const struct gw_op *p = &ops[*(const uint32_t *)x];
 	const struct gw_op *q = &ops[*(const uint32_t *)y];
 
-	if (p->stream != q->stream)
-		return p->stream < q->stream ? -1 : 1;
+	if (gw_op_stream(p) != gw_op_stream(q))
+		return gw_op_stream(p) < gw_op_stream(q) ? -1 : 1;
 	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
 }
 
@@ -36,7 +36,7 @@ static void mark_overlaps(struct gw_op *ops, size_t n, struct gw_heap *h)
 		for (size_t k = 0; k < h->n; k++) {
 			struct gw_op *o = &ops[h->v[k]];
 
-			if (o->stream != ops[i].stream) {
+			if (gw_op_stream(o) != gw_op_stream(&ops[i])) {
 				o->flags |= GW_OPF_OVERLAP;
 				ops[i].flags |= GW_OPF_OVERLAP;
 			}
@@ -146,7 +146,7 @@ int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx
 {
 	struct gw_op *ops = (struct gw_op *)a->ops.data + d->op_begin;
 	const struct gw_op *o = i < m ? &ops[idx[i]] : NULL;
-	bool fresh_stream = !o || (i && o->stream != ops[idx[i - 1]].stream);
+	bool fresh_stream = !o || (i && gw_op_stream(o) != gw_op_stream(&ops[idx[i - 1]]));
 	bool cand = o && o->fill < GW_CHAIN_MAX_FILL && !(o->flags & GW_OPF_OVERLAP);
 	bool tiny = o && (o->flags & GW_OPF_TINY);
 	int r;
@@ -158,7 +158,9 @@ int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx
 	if (cand && st->chain == SIZE_MAX)
 		st->chain = i;
 	if (st->tiny != SIZE_MAX && (!tiny || fresh_stream)) {
-		if ((r = fusion_run(a, &st->fc, d->r.trace, ops, idx, st->tiny, i)) < 0)
+		/* a run is one stream's: one trace's */
+		if ((r = fusion_run(a, &st->fc, ops[idx[st->tiny]].trace, ops, idx, st->tiny, i)) <
+		    0)
 			return r;
 		st->tiny = SIZE_MAX;
 	}

@@ -110,6 +110,7 @@ static int build_ops(struct gw_analyzer *a, struct view_names *vn)
 		const struct gw_dev_st *d = &devs[p[i].dev];
 
 		*o = (struct gw_view_op){
+			.trace = p[i].trace,
 			.device = p[i].dev,
 			.kind = p[i].kind,
 			.copy_kind = p[i].copy_kind,
@@ -125,9 +126,9 @@ static int build_ops(struct gw_analyzer *a, struct view_names *vn)
 			continue;
 		memcpy(o->grid, p[i].grid, sizeof(o->grid));
 		memcpy(o->block, p[i].block, sizeof(o->block));
-		if ((r = name_of(a, vn, d->r.trace, p[i].name_id, true, &o->name)) < 0)
+		if ((r = name_of(a, vn, p[i].trace, p[i].name_id, true, &o->name)) < 0)
 			return r;
-		o->cls = class_of(a, d->r.trace, p[i].name_id, o->name);
+		o->cls = class_of(a, p[i].trace, p[i].name_id, o->name);
 		/* the same inputs as the join's fill of this kernel */
 		o->fill = (float)gw_kernel_fill(&d->lim, p[i].blocks, p[i].threads, p[i].regs,
 						p[i].smem);

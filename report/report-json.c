@@ -107,9 +107,10 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jstr(f, d->name ? d->name : "(no device record)");
 		fprintf(f,
 			",\"sm_count\":%" PRIu64 ",\"memory_total_bytes\":%" PRIu64
-			",\"trace_index\":%u,\"described\":%s,\"peak_bytes\":%" PRIu64 "}",
+			",\"trace_index\":%u,\"described\":%s,\"peak_bytes\":%" PRIu64
+			",\"processes\":%u}",
 			d->sm_count, d->memory_total_bytes, d->trace,
-			d->described ? "true" : "false", d->peak_bytes);
+			d->described ? "true" : "false", d->peak_bytes, d->processes);
 	}
 	fputs("],\"breakdown\":", f);
 	breakdown(f, res->breakdown);

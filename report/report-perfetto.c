@@ -166,7 +166,7 @@ static void op_event(struct gw_pf *pf, const struct gw_view_op *o)
 						 "memcpy HtoH", "memcpy PtoP"};
 	static const char *const cats[] = {"", "kernel", "memcpy", "memset"};
 	const char *cat = cats[o->kind], *name = o->name;
-	unsigned trace = pf->a->devices[o->device].trace;
+	unsigned trace = o->trace;
 	FILE *f = pf->f;
 
 	if (o->kind == GW_VIEW_MEMCPY)

@@ -209,7 +209,8 @@ int main(int argc, char **argv)
 		if (r == 0)
 			continue;
 		if (r < 0 || (!started && rec.type != GW_REC_HEADER)) {
-			fprintf(stderr, "undump: %s:%lu: cannot read the record\n", argv[1], lineno);
+			fprintf(stderr, "undump: %s:%lu: cannot read the record\n", argv[1],
+				lineno);
 			return 1;
 		}
 		if (!started) {
