@@ -86,12 +86,13 @@ int gw_build_results(struct gw_analyzer *a)
 		}
 	}
 
-	res->n_devices = (unsigned)a->devs.len;
-	res->devices = calloc(res->n_devices + 1u, sizeof(*res->devices));
-	res->n_traces = (unsigned)a->traces.len;
-	res->traces = calloc(res->n_traces + 1u, sizeof(*res->traces));
+	/* the counts only with their arrays: freeing a result walks what they say */
+	res->devices = calloc(a->devs.len + 1u, sizeof(*res->devices));
+	res->traces = calloc(a->traces.len + 1u, sizeof(*res->traces));
 	if (!res->devices || !res->traces)
 		return -ENOMEM;
+	res->n_devices = (unsigned)a->devs.len;
+	res->n_traces = (unsigned)a->traces.len;
 	for (unsigned t = 0; t < res->n_traces; t++) {
 		struct gw_trace_st *ts = gw_an_trace(a, t);
 		struct gw_trace_info *ti = &res->traces[t];

@@ -215,7 +215,7 @@ static char *kernel_name(struct gw_analyzer *a, unsigned trace, uint32_t id)
 int gw_build_sites(struct gw_analyzer *a)
 {
 	struct gw_analysis *res = a->res;
-	unsigned top = a->opt.top_n;
+	unsigned top = a->opt.top_n, n; /* each count is set only with its array */
 	int r;
 
 	if (gw_sort_r(a->syncs.data, a->syncs.len, sizeof(struct gw_sync_acc), cmp_sync_acc, NULL) <
@@ -232,10 +232,10 @@ int gw_build_sites(struct gw_analyzer *a)
 		      cmp_blocked_acc, NULL) < 0)
 		return -ENOMEM;
 
-	res->n_sync_sites = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
-	res->sync_sites = calloc(res->n_sync_sites + 1u, sizeof(*res->sync_sites));
-	if (!res->sync_sites)
+	n = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
+	if (!(res->sync_sites = calloc(n + 1u, sizeof(*res->sync_sites))))
 		return -ENOMEM;
+	res->n_sync_sites = n;
 	for (unsigned i = 0; i < res->n_sync_sites; i++) {
 		const struct gw_sync_acc *s = &((struct gw_sync_acc *)a->syncs.data)[i];
 		struct gw_sync_site *o = &res->sync_sites[i];
@@ -254,10 +254,10 @@ int gw_build_sites(struct gw_analyzer *a)
 		o->host_work_after_ns = s->host_work_after_ns;
 	}
 
-	res->n_kernels = (unsigned)(a->kstats.len < 5 * top ? a->kstats.len : 5 * top);
-	res->kernels = calloc(res->n_kernels + 1u, sizeof(*res->kernels));
-	if (!res->kernels)
+	n = (unsigned)(a->kstats.len < 5 * top ? a->kstats.len : 5 * top);
+	if (!(res->kernels = calloc(n + 1u, sizeof(*res->kernels))))
 		return -ENOMEM;
+	res->n_kernels = n;
 	for (unsigned i = 0; i < res->n_kernels; i++) {
 		const struct gw_kernel_acc *s = &((struct gw_kernel_acc *)a->kstats.data)[i];
 		struct gw_kernel_stat *o = &res->kernels[i];
@@ -276,10 +276,10 @@ int gw_build_sites(struct gw_analyzer *a)
 		o->unfilled_sm_ns = s->unfilled_sm_ns;
 	}
 
-	res->n_tiny_kernels = (unsigned)(a->tiny.len < top ? a->tiny.len : top);
-	res->tiny_kernels = calloc(res->n_tiny_kernels + 1u, sizeof(*res->tiny_kernels));
-	if (!res->tiny_kernels)
+	n = (unsigned)(a->tiny.len < top ? a->tiny.len : top);
+	if (!(res->tiny_kernels = calloc(n + 1u, sizeof(*res->tiny_kernels))))
 		return -ENOMEM;
+	res->n_tiny_kernels = n;
 	for (unsigned i = 0; i < res->n_tiny_kernels; i++) {
 		const struct gw_tiny_acc *s = &((struct gw_tiny_acc *)a->tiny.data)[i];
 		struct gw_tiny_kernel *o = &res->tiny_kernels[i];
@@ -293,10 +293,10 @@ int gw_build_sites(struct gw_analyzer *a)
 		o->gap_before_ns = s->gap_before_ns;
 	}
 
-	res->n_alloc_sites = (unsigned)(a->allocs.len < top ? a->allocs.len : top);
-	res->alloc_sites = calloc(res->n_alloc_sites + 1u, sizeof(*res->alloc_sites));
-	if (!res->alloc_sites)
+	n = (unsigned)(a->allocs.len < top ? a->allocs.len : top);
+	if (!(res->alloc_sites = calloc(n + 1u, sizeof(*res->alloc_sites))))
 		return -ENOMEM;
+	res->n_alloc_sites = n;
 	for (unsigned i = 0; i < res->n_alloc_sites; i++) {
 		const struct gw_alloc_acc *s = &((struct gw_alloc_acc *)a->allocs.data)[i];
 		struct gw_alloc_site *o = &res->alloc_sites[i];
@@ -337,10 +337,10 @@ int gw_build_sites(struct gw_analyzer *a)
 			return r;
 	}
 
-	res->n_blocked = (unsigned)(a->blocked.len < top ? a->blocked.len : top);
-	res->blocked = calloc(res->n_blocked + 1u, sizeof(*res->blocked));
-	if (!res->blocked)
+	n = (unsigned)(a->blocked.len < top ? a->blocked.len : top);
+	if (!(res->blocked = calloc(n + 1u, sizeof(*res->blocked))))
 		return -ENOMEM;
+	res->n_blocked = n;
 	for (unsigned i = 0; i < res->n_blocked; i++) {
 		const struct gw_blocked_acc *s = &((struct gw_blocked_acc *)a->blocked.data)[i];
 		const struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[s->dev];

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* The analysis when memory runs out: every allocation it makes, failed in turn, gives -ENOMEM
+ * or a whole result, never a crash (malloc, calloc, realloc and strdup wrapped at link time). */
+#include <errno.h>
+#include <stdio.h>
+
+#include "analysis-test-util.h"
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+char *__real_strdup(const char *s);
+void *__wrap_malloc(size_t n);
+void *__wrap_calloc(size_t n, size_t size);
+void *__wrap_realloc(void *p, size_t n);
+char *__wrap_strdup(const char *s);
+
+static unsigned long calls, fail_at; /* fail_at 0: never */
+
+static bool fail_now(void)
+{
+	return fail_at && ++calls == fail_at;
+}
+
+void *__wrap_malloc(size_t n)
+{
+	return fail_now() ? NULL : __real_malloc(n);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+	return fail_now() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	return fail_now() ? NULL : __real_realloc(p, n);
+}
+
+char *__wrap_strdup(const char *s)
+{
+	return fail_now() ? NULL : __real_strdup(s);
+}
+
+/* A small run that reaches every stage: kernels on two streams, tiny ones, a sync, a copy,
+ * allocations, a blocked gap, warnings (no device record for device 1). Returns the analysis's
+ * result code; *ret is the result on success. */
+static int run(struct gw_analysis **ret)
+{
+	struct gw_analysis_options opt;
+	struct gw_analyzer *a = NULL;
+	struct gw_record r;
+	uint64_t corr = 0;
+	int e;
+
+	gw_analysis_options_init(&opt);
+	opt.symbolize = false;
+	opt.keep_gaps = true;
+	opt.keep_events = true;
+	opt.timeline_bins = 16;
+	*ret = NULL;
+	if ((e = gw_analyzer_new(&opt, &a)) < 0)
+		return e;
+	if ((e = gw_analyzer_begin_trace(a, "t")) < 0)
+		goto out;
+#define ADD(rec)                                                                                   \
+	do {                                                                                       \
+		if ((e = gw_analyzer_add(a, &(rec))) < 0)                                          \
+			goto out;                                                                  \
+	} while (0)
+	r = (struct gw_record){.type = GW_REC_DEVICE};
+	r.device = (struct gw_rec_device){.device = 0,
+					  .sm_count = 4,
+					  .max_threads_per_sm = 2048,
+					  .max_blocks_per_sm = 32,
+					  .regs_per_sm = 65536,
+					  .memory_total_bytes = 1 << 30};
+	ADD(r);
+	r = (struct gw_record){.type = GW_REC_STRING};
+	r.string = (struct gw_rec_string){
+		.id = 1, .kind = GW_STRING_KERNEL, .text = {(const uint8_t *)"sgemm_kernel", 12}};
+	ADD(r);
+	for (int i = 0; i < 40; i++) {
+		uint64_t t = 1000000 + (uint64_t)i * (i == 30 ? 200000 : 20000);
+
+		r = (struct gw_record){.type = GW_REC_API};
+		r.api = (struct gw_rec_api){.tid = 1,
+					    .start_ns = t,
+					    .end_ns = t + 3000,
+					    .correlation = ++corr,
+					    .category = GW_API_LAUNCH,
+					    .name_id = 1,
+					    .device = (uint64_t)(i == 39)};
+		ADD(r);
+		r = (struct gw_record){.type = GW_REC_KERNEL};
+		r.kernel = (struct gw_rec_kernel){.device = (uint64_t)(i == 39),
+						  .stream = 7 + (uint64_t)(i % 2),
+						  .correlation = corr,
+						  .start_ns = t + 5000,
+						  .end_ns = t + 5000 + (i % 3 ? 4000 : 12000),
+						  .name_id = 1,
+						  .grid_x = (uint64_t)(i % 5 + 1),
+						  .block_x = 256,
+						  .registers_per_thread = 32};
+		ADD(r);
+		if (i % 10 == 9) {
+			r = (struct gw_record){.type = GW_REC_API};
+			r.api = (struct gw_rec_api){.tid = 1,
+						    .start_ns = t + 4000,
+						    .end_ns = t + 30000,
+						    .correlation = ++corr,
+						    .category = GW_API_SYNC,
+						    .sync_kind = GW_SYNC_EXPLICIT,
+						    .stack_id = 0};
+			ADD(r);
+		}
+		if (i % 8 == 0) {
+			r = (struct gw_record){.type = GW_REC_MEMORY};
+			r.memory = (struct gw_rec_memory){.time_ns = t,
+							  .op = GW_MEMORY_ALLOC,
+							  .mem_kind = GW_MEM_DEVICE,
+							  .address = 0x1000 + (uint64_t)i,
+							  .bytes = 4096};
+			ADD(r);
+		}
+	}
+	e = gw_analyzer_finish(a, ret);
+out:
+	gw_analyzer_free(a);
+	return e;
+}
+
+static void every_allocation_fails_in_turn(void **state)
+{
+	struct gw_analysis *res;
+	unsigned long total, failed = 0;
+
+	(void)state;
+	fail_at = 0;
+	calls = 0;
+	assert_int_equal(run(&res), 0);
+	gw_analysis_free(res);
+	/* count the allocations of a whole run: fail_at past them never fires */
+	fail_at = ~0ul;
+	calls = 0;
+	assert_int_equal(run(&res), 0);
+	gw_analysis_free(res);
+	total = calls;
+	assert_true(total > 50);
+	for (fail_at = 1; fail_at <= total; fail_at++) {
+		int e;
+
+		calls = 0;
+		e = run(&res);
+		if (e < 0) {
+			assert_int_equal(e, -ENOMEM);
+			assert_null(res);
+			failed++;
+		} else {
+			gw_analysis_free(res);
+		}
+	}
+	fail_at = 0;
+	/* most allocations are needed: their failure is the run's */
+	assert_true(failed > total / 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_allocation_fails_in_turn),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
