@@ -46,7 +46,7 @@ static int report(struct gw_run_opts *o, char **files, size_t n_files)
 	argv[n] = NULL;
 
 	fflush(stdout);
-	r = gw_spawn_and_wait(argv, false);
+	r = gw_spawn_and_wait(argv, false, false);
 	free(argv);
 	if (r < 0) {
 		fprintf(stderr, "gpuwhy: cannot run %s: %s\n", report, strerror(-r));
@@ -282,7 +282,9 @@ int gw_run_command(struct gw_run_opts *o, char *const cmd[])
 		return 1;
 	glob(gl, 0, NULL, &before);
 
-	status = gw_spawn_and_wait(cmd, true);
+	/* With a machine-readable report on standard output (--json, --html -, --perfetto -),
+	 * that output is the report alone: the program's own goes to standard error. */
+	status = gw_spawn_and_wait(cmd, true, o->stdout_is_report);
 	if (status < 0) {
 		fprintf(stderr, "gpuwhy: %s: %s\n", cmd[0], strerror(-status));
 		globfree(&before);
@@ -376,6 +378,10 @@ int gw_run_parse_options(int argc, char **argv, struct gw_run_opts *o)
 					o->html = optarg;
 				else if (c == GW_ROPT_PERFETTO)
 					o->perfetto = optarg;
+				if (c == GW_ROPT_JSON ||
+				    ((c == GW_ROPT_HTML || c == GW_ROPT_PERFETTO) &&
+				     !strcmp(optarg, "-")))
+					o->stdout_is_report = true;
 				break;
 			}
 			if (optopt > 0 && optopt < 0x100)

@@ -163,7 +163,7 @@ static void block_forwarded(int how, sigset_t *old)
 
 /* Runs ARGV as a child and returns its wait status, or -errno. When FORWARD is set, the
  * termination signals this process receives from others are passed on to the child. */
-int gw_spawn_and_wait(char *const argv[], bool forward)
+int gw_spawn_and_wait(char *const argv[], bool forward, bool stdout_to_stderr)
 {
 	struct sigaction sa = {0}, old_sa[4];
 	sigset_t old_mask;
@@ -193,6 +193,8 @@ int gw_spawn_and_wait(char *const argv[], bool forward)
 		for (size_t i = 0; forward && i < nsig; i++)
 			signal(gw_forwarded_signals[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+			_exit(127);
 		execvp(argv[0], argv);
 		e = errno;
 		if (write(err_pipe[1], &e, sizeof(e)) < 0)
@@ -330,7 +332,7 @@ bool gw_have_real_gpu(void)
 	saved_err = dup(STDERR_FILENO);
 	dup2(devnull, STDOUT_FILENO);
 	dup2(devnull, STDERR_FILENO);
-	status = gw_spawn_and_wait(argv, false);
+	status = gw_spawn_and_wait(argv, false, false);
 	dup2(saved_out, STDOUT_FILENO);
 	dup2(saved_err, STDERR_FILENO);
 	close(saved_out);

@@ -35,8 +35,9 @@ int gw_find_sibling(const char *name, char *out);
 /* Puts value in front of the environment list name (sep-separated). Returns 0 or -errno. */
 int gw_env_prepend(const char *name, const char *value, char sep);
 /* Runs argv[0] with argv and waits for it; with forward, SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * sent to gpuwhy go to it. Returns its wait status, or -errno when it could not start. */
-int gw_spawn_and_wait(char *const argv[], bool forward);
+ * sent to gpuwhy go to it; with stdout_to_stderr, its standard output is gpuwhy's standard
+ * error. Returns its wait status, or -errno when it could not start. */
+int gw_spawn_and_wait(char *const argv[], bool forward, bool stdout_to_stderr);
 /* The shell's exit code for a wait status: the code, or 128 + the signal. */
 int gw_exit_code_of(int status);
 bool gw_is_directory(const char *path);

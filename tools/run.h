@@ -12,6 +12,7 @@ struct gw_run_opts {
 	const char *perfetto; /* --perfetto FILE, also in report_args */
 	bool sim;
 	bool no_report;
+	bool stdout_is_report; /* --json, --html - or --perfetto -: CMD's stdout goes to stderr */
 	bool demo;
 	const char *report_args[GW_MAX_REPORT_ARGS]; /* forwarded to gpuwhy-report */
 	int n_report_args;

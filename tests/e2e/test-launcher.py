@@ -4,6 +4,7 @@
 # across exec, --sim from any working directory, per-pid traces, `gpuwhy report`.
 import argparse
 import glob
+import json
 import os
 import pty
 import re
@@ -154,6 +155,20 @@ def test_capture(a, tmp):
         counts, _ = dump_counts(a.report, traces[0])
         check(counts.get("KERNEL", 0) > 0, "the trace has kernels (%d)" % counts.get("KERNEL", 0))
         check(counts.get("FOOTER", 0) == 1, "the trace ended cleanly")
+
+    # --json: standard output is the JSON document alone; the program's own output (the
+    # workloads print a line) goes to standard error, so `gpuwhy run --json > r.json` parses.
+    r = run([a.launcher, "run", "--sim", "--json", "-o", os.path.join(wd, "json") + "/", "--",
+             a.workload], cwd=wd)
+    try:
+        doc = json.loads(r.stdout)
+    except ValueError:
+        doc = None
+    check(r.returncode == 0 and doc is not None and doc.get("schema") == "gpuwhy-report/1",
+          "run --json: standard output parses as the report alone (%r)" % r.stdout[:80])
+    name = os.path.basename(a.workload) + ":"
+    check(name in r.stderr and name not in r.stdout,
+          "run --json: the program's own output went to stderr")
 
     # Without -o, an exported GPUWHY_OUTPUT pattern decides where the trace goes.
     envdir = os.path.join(tmp, "env")
