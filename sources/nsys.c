@@ -11,6 +11,7 @@
 
 #include "api-names.h"
 #include "sources-internal.h"
+#include "utf8.h"
 
 /*
  * The export's tables are read row by row (sqlite3_step), never loaded: GPU operations first
@@ -274,36 +275,6 @@ static uint64_t col_u64(sqlite3_stmt *st, int i)
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
-/* Length of the valid UTF-8 sequence at s[0, n), 0 if there is none. */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-	uint32_t c;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return s[0] ? 1 : 0;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates and beyond U+10FFFF */
-	if ((len == 3 && c < 0x800) || (len == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
-}
-
 /* ---- errors ---- */
 
 /* SQLite's message for the last error, with what it quotes from the file (a damaged schema)
@@ -314,7 +285,7 @@ static const char *db_message(struct nsys *n, char *buf, size_t cap)
 	size_t len = strlen((const char *)m), o = 0;
 
 	for (size_t p = 0; p < len && o + 5 < cap;) {
-		size_t k = utf8_seq(m + p, len - p);
+		size_t k = (m[p] ? gw_utf8_len(m + p, len - p) : 0);
 
 		if (k && m[p] >= 0x20 && m[p] != 0x7f) {
 			memcpy(buf + o, m + p, k);
@@ -359,7 +330,7 @@ static int col_text(struct nsys *n, sqlite3_stmt *st, int i, size_t *ret_len)
 		n->text_cap = len * 3 + 1;
 	}
 	for (size_t p = 0; p < len;) {
-		size_t k = utf8_seq(s + p, len - p);
+		size_t k = (s[p] ? gw_utf8_len(s + p, len - p) : 0);
 
 		if (k) {
 			memcpy(n->text + o, s + p, k);
