@@ -100,6 +100,17 @@ first:
 		goto out;
 	if (n)
 		gw_analyzer_end_trace(a, src->truncated, src->clean_exit);
+	if (src->skipped) {
+		char *text = gw_strdupf("%s: %llu corrupt part%s passed over (%s): %s records are "
+					"lost, what followed was read",
+					in->paths[i], (unsigned long long)src->skipped,
+					src->skipped == 1 ? " was" : "s were",
+					src->skip_reason ? src->skip_reason : "corrupt bytes",
+					src->skipped == 1 ? "its" : "their");
+
+		r = text ? gw_analyzer_warn(a, text) : -ENOMEM;
+		free(text);
+	}
 out:
 	if (r == -E2BIG)
 		snprintf(in->reason, sizeof(in->reason),

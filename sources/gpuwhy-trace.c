@@ -57,6 +57,7 @@ static int gpuwhy_next(struct gw_source *s, struct gw_record *ret)
 	if (r == 0) {
 		s->truncated = gw_reader_truncated(st->rd);
 		s->clean_exit = gw_reader_clean_exit(st->rd);
+		s->skipped = gw_reader_skipped(st->rd, &s->skip_reason);
 	}
 	return r < 0 ? reader_fail(r) : r;
 }

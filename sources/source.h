@@ -48,6 +48,10 @@ struct gw_source {
 	 * same as !truncated). */
 	bool truncated;
 	bool clean_exit;
+	/* Set with them: parts of the input passed over as corrupt (their records are lost, what
+	 * followed was read), and why the first was (NULL when none). */
+	uint64_t skipped;
+	const char *skip_reason;
 };
 
 /* Every format, NULL-terminated, in the order they are tried. */

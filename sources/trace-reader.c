@@ -35,12 +35,12 @@
 struct gw_slot {
 	uint8_t *buf;
 	size_t cap, len;
-	int status; /* 1: a frame; 0: the end; < 0: the error to return */
+	int status; /* 1: a frame; GW_SKIPPED: a corrupt one; 0: the end; < 0: an error */
 	bool partial_frame;
 	bool has_checksum; /* still to check: checksum, the frame's last 4 bytes */
 	uint32_t checksum;
 	uint64_t bytes_read;
-	char reason[128]; /* badmsg_reason for an -EBADMSG status */
+	char reason[128]; /* badmsg_reason for an -EBADMSG or GW_SKIPPED status */
 };
 
 /* Where frames come from: owned by the decompression thread when there is one. */
@@ -83,7 +83,13 @@ struct gw_reader {
 
 	bool done, partial_frame, footer;
 	int err;
+	uint64_t skipped;      /* corrupt frames passed over */
+	char skip_reason[128]; /* why the first of them was */
 };
+
+/* A frame's status: its bytes were corrupt, and the reader passed over them to the next frame
+ * (zstd frames are independent; a trace's frames restart every delta). */
+#define GW_SKIPPED 2
 
 static _Thread_local uint64_t newer_version;
 static _Thread_local char strerror_buf[160];
@@ -441,7 +447,55 @@ static bool stopping(struct gw_reader *r)
 	return __atomic_load_n(&r->stop, __ATOMIC_RELAXED);
 }
 
-/* Decompresses the next whole frame into s->buf: 1, 0 at the end, or -errno. */
+/*
+ * After corrupt bytes: the next frame starts at the next zstd magic number, so the decoder
+ * starts afresh there (a false one in the damaged bytes fails in turn and is passed over too).
+ * Returns GW_SKIPPED, with the input at that magic or at the end, or -errno.
+ */
+static int resync(struct gw_reader *r)
+{
+	struct gw_frame_input *src = &r->src;
+	const uint8_t magic[4] = {ZSTD_MAGICNUMBER & 0xff, ZSTD_MAGICNUMBER >> 8 & 0xff,
+				  ZSTD_MAGICNUMBER >> 16 & 0xff, ZSTD_MAGICNUMBER >> 24};
+
+	ZSTD_DCtx_reset(src->ds, ZSTD_reset_session_only);
+	/* past at least one byte: zstd may refuse a frame without consuming its magic */
+	if (src->zin.pos < src->zin.size) {
+		src->zin.pos++;
+		src->bytes_read++;
+	}
+	for (;;) {
+		const uint8_t *p = (const uint8_t *)src->zin.src;
+		size_t left = src->zin.size - src->zin.pos;
+		const uint8_t *hit = left >= 4 ? memmem(p + src->zin.pos, left, magic, 4) : NULL;
+		size_t keep;
+		ssize_t got;
+
+		if (hit) {
+			src->bytes_read += (size_t)(hit - p) - src->zin.pos;
+			src->zin.pos = (size_t)(hit - p);
+			return GW_SKIPPED;
+		}
+		/* a magic may straddle the next read: keep the last 3 bytes */
+		keep = left < 3 ? left : 3;
+		src->bytes_read += left - keep;
+		if (src->fd < 0 || src->eof) {
+			src->bytes_read += keep;
+			src->zin.pos = src->zin.size;
+			return GW_SKIPPED;
+		}
+		memmove(src->in, p + src->zin.size - keep, keep);
+		got = read_full(src->fd, src->in + keep, GW_READ_CHUNK - keep);
+		if (got < 0)
+			return (int)got;
+		src->eof = (size_t)got < GW_READ_CHUNK - keep;
+		src->zin.size = keep + (size_t)got;
+		src->zin.pos = 0;
+	}
+}
+
+/* Decompresses the next whole frame into s->buf: 1, GW_SKIPPED for a corrupt one passed over,
+ * 0 at the end, or -errno. */
 static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 {
 	struct gw_frame_input *src = &r->src;
@@ -483,9 +537,11 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 		before = src->zin.pos;
 		z = ZSTD_decompressStream(src->ds, &o, &src->zin);
 		src->bytes_read += src->zin.pos - before;
-		if (ZSTD_isError(z))
-			return bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
-				   (unsigned long long)src->bytes_read, ZSTD_getErrorName(z));
+		if (ZSTD_isError(z)) {
+			bad("corrupt gpuwhy trace: bad frame near byte %llu (%s)",
+			    (unsigned long long)src->bytes_read, ZSTD_getErrorName(z));
+			return resync(r);
+		}
 		s->len = o.pos;
 		if (z == 0) {
 			if (s->has_checksum)
@@ -495,11 +551,12 @@ static int fill_frame(struct gw_reader *r, struct gw_slot *s)
 		if (o.pos == o.size) {
 			uint8_t *bigger;
 
-			if (s->cap >= GW_READER_MAX_FRAME)
-				return bad(
-					"corrupt gpuwhy trace: a frame near byte %llu decompresses "
-					"to more than 64 MiB",
-					(unsigned long long)src->bytes_read);
+			if (s->cap >= GW_READER_MAX_FRAME) {
+				bad("corrupt gpuwhy trace: a frame near byte %llu decompresses "
+				    "to more than 64 MiB",
+				    (unsigned long long)src->bytes_read);
+				return resync(r);
+			}
 			bigger = realloc(s->buf, s->cap * 2);
 			if (!bigger)
 				return -ENOMEM;
@@ -530,12 +587,12 @@ static void produce(struct gw_reader *r, struct gw_slot *s, uint64_t spare_ns)
 	s->has_checksum = false;
 	s->status = fill_frame(r, s);
 	s->bytes_read = r->src.bytes_read;
-	if (s->status > 0 && s->has_checksum && spare_ns >= s->len / 4) {
+	if (s->status == 1 && s->has_checksum && spare_ns >= s->len / 4) {
 		s->has_checksum = false;
 		if (verify(s) < 0)
-			s->status = -EBADMSG;
+			s->status = GW_SKIPPED; /* its boundary is sound: the next frame follows */
 	}
-	if (s->status == -EBADMSG)
+	if (s->status == -EBADMSG || s->status == GW_SKIPPED)
 		memcpy(s->reason, badmsg_reason, sizeof(s->reason));
 }
 
@@ -602,16 +659,23 @@ static __attribute__((noinline)) int advance(struct gw_reader *r)
 	}
 	r->taken++;
 	status = s->status;
-	if (status == -EBADMSG)
+	if (status == -EBADMSG || status == GW_SKIPPED)
 		memcpy(badmsg_reason, s->reason, sizeof(badmsg_reason));
-	if (status > 0 && s->has_checksum && verify(s) < 0)
-		status = -EBADMSG;
+	if (status == 1 && s->has_checksum && verify(s) < 0)
+		status = GW_SKIPPED;
 	r->bytes_read = s->bytes_read;
 	r->partial_frame = s->partial_frame;
 	r->out = s->buf;
-	r->out_len = status > 0 ? s->len : 0;
+	r->out_len = status == 1 ? s->len : 0;
 	r->out_pos = 0;
 	return status;
+}
+
+/* A corrupt frame passed over; badmsg_reason says why. */
+static __attribute__((noinline, cold)) void skipped(struct gw_reader *r)
+{
+	if (!r->skipped++)
+		memcpy(r->skip_reason, badmsg_reason, sizeof(r->skip_reason));
 }
 
 /* flatten: the record decoders inline into this loop (gcc leaves them as calls otherwise). */
@@ -626,10 +690,11 @@ __attribute__((flatten)) int gw_reader_next(struct gw_reader *r, struct gw_recor
 			k = gw_decode_record(&r->codec, r->out + r->out_pos,
 					     r->out_len - r->out_pos, ret, &consumed);
 			if (k < 0) {
-				r->err = bad(
-					"corrupt gpuwhy trace: bad record in the frame ending at "
-					"byte %llu",
-					(unsigned long long)r->bytes_read);
+				/* the rest of this frame is lost; the next frame decodes alone */
+				bad("corrupt gpuwhy trace: bad record in the frame ending at byte "
+				    "%llu",
+				    (unsigned long long)r->bytes_read);
+				skipped(r);
 				r->out_len = r->out_pos;
 				continue;
 			}
@@ -649,6 +714,8 @@ __attribute__((flatten)) int gw_reader_next(struct gw_reader *r, struct gw_recor
 			r->err = k;
 		else if (k == 0)
 			r->done = true;
+		else if (k == GW_SKIPPED)
+			skipped(r);
 		gw_codec_reset(&r->codec);
 	}
 }
@@ -666,6 +733,13 @@ bool gw_reader_truncated(const struct gw_reader *r)
 bool gw_reader_clean_exit(const struct gw_reader *r)
 {
 	return r->footer;
+}
+
+uint64_t gw_reader_skipped(const struct gw_reader *r, const char **ret_reason)
+{
+	if (ret_reason)
+		*ret_reason = r->skip_reason;
+	return r->skipped;
 }
 
 uint64_t gw_reader_bytes_read(const struct gw_reader *r)

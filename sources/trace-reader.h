@@ -56,14 +56,20 @@ const struct gw_rec_header *gw_reader_header(const struct gw_reader *r);
 /*
  * The next record of the data frames (header excluded; unknown record types skipped).
  * Returns 1 with *ret filled, 0 at the end (a file cut inside a frame ends before that frame:
- * only complete, checksummed frames yield records), or -EBADMSG for corrupt bytes, after
- * which every call returns the same error. BYTES in *ret stay valid until the reader moves to
+ * only complete, checksummed frames yield records), or -errno for a read error, after which
+ * every call returns the same error. A corrupt frame is passed over to the next frame
+ * (gw_reader_skipped counts them). BYTES in *ret stay valid until the reader moves to
  * the next frame; IPS only until the next call.
  */
 int gw_reader_next(struct gw_reader *r, struct gw_record *ret);
 
 /* After the end: true when the file ended inside a frame or without a footer. */
 bool gw_reader_truncated(const struct gw_reader *r);
+
+/* Corrupt frames passed over so far (their records are lost; the frames after them are read:
+ * each frame decodes alone), and in *ret_reason (may be NULL) why the first was: "corrupt
+ * gpuwhy trace: bad frame near byte N (...)". */
+uint64_t gw_reader_skipped(const struct gw_reader *r, const char **ret_reason);
 
 /* True once the footer record was read: the process closed its trace cleanly. */
 bool gw_reader_clean_exit(const struct gw_reader *r);

@@ -17,6 +17,7 @@ the case writes and the rules in doc/design.md.
   escapes         control characters from the trace never reach the terminal raw
   errors          --html on a file system that cannot hold it fails before the analysis;
                   a full device says so (ENOSPC); too many devices says so
+  corrupt frame   a corrupt frame mid-file costs its own records, not the frames after it
   modes           the page and the export are private (0600) like the trace
   perfetto size   --perfetto stops at --perfetto-max-events, and says where
   killed export   a SIGKILL while --perfetto writes leaves no file behind
@@ -267,6 +268,26 @@ def errors(tmp):
           'too many devices: said so (%s)' % r.stderr.strip())
 
 
+def corrupt_middle(tmp):
+    # make-trace flushes a frame every 20000 launches: 70000 make four frames, each decoding
+    # alone. One byte flipped in the second costs that frame's records and no other: the
+    # frames after it are read to the footer (a clean exit), and the report says what was lost.
+    trace = os.path.join(tmp, 'frames.trace.zst')
+    subprocess.run([A.make_trace, trace, '70000', '1'], check=True)
+    full, _ = report_json(trace)
+    data = bytearray(open(trace, 'rb').read())
+    data[len(data) * 3 // 8] ^= 0xff
+    bad = os.path.join(tmp, 'frames-bad.trace.zst')
+    open(bad, 'wb').write(bytes(data))
+    d, r = report_json(bad)
+    ok = d is not None and full is not None
+    check(ok and d['trace']['clean_exit'] and not d['trace']['truncated'] and
+          0 < d['counts']['kernels'] < full['counts']['kernels'] and
+          any('passed over' in w for w in d['warnings']),
+          'a corrupt frame mid-file: passed over, the frames after it read to the footer (%s)' %
+          (d and (d['trace'], d['counts']['kernels'], full['counts']['kernels']),))
+
+
 def modes(tmp):
     trace = busy_trace(tmp, 'mode.trace.zst')
     old = os.umask(0o022)
@@ -323,7 +344,8 @@ def main():
     A = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix='gpuwhy-edges-') as tmp:
         for case in (shared_gpu, no_kernel, stopped_host, no_gpu_op, empty_strings,
-                     stdout_exports, escapes, errors, modes, perfetto_size, killed_export):
+                     stdout_exports, escapes, errors, corrupt_middle, modes, perfetto_size,
+                     killed_export):
             case(tmp)
     if failures:
         print('%d check(s) failed' % len(failures))

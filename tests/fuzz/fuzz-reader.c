@@ -63,7 +63,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			gw_dump_record(&trec, sink);
 	} while (k > 0);
 	if (gw_reader_truncated(r) != gw_reader_truncated(t) ||
-	    gw_reader_clean_exit(r) != gw_reader_clean_exit(t))
+	    gw_reader_clean_exit(r) != gw_reader_clean_exit(t) ||
+	    gw_reader_skipped(r, NULL) != gw_reader_skipped(t, NULL))
 		abort();
 	gw_reader_free(r);
 	gw_reader_free(t);

@@ -237,8 +237,10 @@ static void test_not_a_trace(void **state)
 	assert_null(r);
 }
 
-/* A valid header followed by damage: bad frame bytes, a record running past its frame, a
- * LEB128 longer than 64 bits, a stack deeper than the limit. Each is -EBADMSG, and stays so. */
+/* A valid header followed by damage: a record running past its frame, a LEB128 longer than
+ * 64 bits, a stack deeper than the limit, each in a frame of its own, then a good frame. The
+ * damaged frame is passed over (its records are lost), the good one after it is read: frames
+ * decode alone. Bytes that are no zstd frame at all: passed over to the end. */
 static void test_corrupt_frames(void **state)
 {
 	static const uint8_t past_end[] = {GW_REC_API, 1, 40, 1, 2, 3};
@@ -250,9 +252,12 @@ static void test_corrupt_frames(void **state)
 		size_t n;
 	} cases[] = {
 		{past_end, sizeof(past_end)}, {long_leb, sizeof(long_leb)}, {deep, sizeof(deep)}};
+	/* a DROPS record: type, version 1, payload of 3 one-byte fields */
+	static const uint8_t good[] = {GW_REC_DROPS, 1, 3, 5, 1, 7};
 	uint8_t file[1024];
 	struct gw_reader *r = NULL;
 	struct gw_record rec;
+	const char *why;
 	size_t hlen, len;
 
 	(void)state;
@@ -261,15 +266,30 @@ static void test_corrupt_frames(void **state)
 		enum gw_reader_mode mode = i % 2 ? GW_READER_THREADED : GW_READER_INLINE;
 
 		len = append_frame(file, hlen, sizeof(file), cases[i / 2].p, cases[i / 2].n);
+		len = append_frame(file, len, sizeof(file), good, sizeof(good));
 		assert_int_equal(gw_reader_open_memory_mode(file, len, mode, &r), 0);
-		assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
-		assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
+		assert_int_equal(gw_reader_next(r, &rec), 1);
+		assert_int_equal(rec.type, GW_REC_DROPS);
+		assert_int_equal(rec.drops.count, 7);
+		assert_int_equal(gw_reader_next(r, &rec), 0);
+		assert_int_equal(gw_reader_skipped(r, &why), 1);
+		assert_non_null(strstr(why, "bad record"));
 		gw_reader_free(r);
 	}
-	/* bytes that are no zstd frame after the header */
+	/* bytes that are no zstd frame after the header: nothing to read, one stretch skipped */
 	memset(file + hlen, 0x55, 64);
 	assert_int_equal(gw_reader_open_memory(file, hlen + 64, &r), 0);
-	assert_int_equal(gw_reader_next(r, &rec), -EBADMSG);
+	assert_int_equal(gw_reader_next(r, &rec), 0);
+	assert_int_equal(gw_reader_skipped(r, &why), 1);
+	assert_non_null(strstr(why, "bad frame"));
+	gw_reader_free(r);
+	/* and the good frame found again after them */
+	len = append_frame(file, hlen + 64, sizeof(file), good, sizeof(good));
+	assert_int_equal(gw_reader_open_memory(file, len, &r), 0);
+	assert_int_equal(gw_reader_next(r, &rec), 1);
+	assert_int_equal(rec.type, GW_REC_DROPS);
+	assert_int_equal(gw_reader_next(r, &rec), 0);
+	assert_int_equal(gw_reader_skipped(r, NULL), 1);
 	gw_reader_free(r);
 	gw_reader_free(NULL);
 }
@@ -363,6 +383,7 @@ static size_t assert_modes_agree(const uint8_t *data, size_t size, const char *w
 	assert_int_equal(gw_reader_next(b, &rb), ka);
 	assert_int_equal(gw_reader_truncated(a), gw_reader_truncated(b));
 	assert_int_equal(gw_reader_clean_exit(a), gw_reader_clean_exit(b));
+	assert_int_equal(gw_reader_skipped(a, NULL), gw_reader_skipped(b, NULL));
 	gw_reader_free(a);
 	gw_reader_free(b);
 	return n;
@@ -449,9 +470,10 @@ static void test_threaded_free_anywhere(void **state)
 	free(file);
 }
 
-/* Reads a whole file through each path (memory and file, inline and threaded): the records
- * before the end or the error, and what the last call returned. */
-static void read_all_paths(const uint8_t *file, size_t size, int want_records, int want_end)
+/* Reads a whole file through each path (memory and file, inline and threaded): the records,
+ * what the last call returned, and the corrupt frames passed over (their reason: a checksum). */
+static void read_all_paths(const uint8_t *file, size_t size, int want_records, int want_end,
+			   uint64_t want_skipped)
 {
 	char path[4096];
 	int fd;
@@ -474,11 +496,17 @@ static void read_all_paths(const uint8_t *file, size_t size, int want_records, i
 			if (n++ == 0 && mode == GW_READER_THREADED)
 				usleep(50000);
 		}
-		if (n != want_records || k != want_end)
-			fail_msg("path %d: %d records then %d, want %d then %d", i, n, k,
-				 want_records, want_end);
-		if (k == -EBADMSG)
-			assert_non_null(strstr(gw_reader_strerror(k), "checksum"));
+		if (n != want_records || k != want_end ||
+		    gw_reader_skipped(r, NULL) != want_skipped)
+			fail_msg("path %d: %d records then %d, %llu skipped; want %d then %d, %llu",
+				 i, n, k, (unsigned long long)gw_reader_skipped(r, NULL),
+				 want_records, want_end, (unsigned long long)want_skipped);
+		if (want_skipped) {
+			const char *why;
+
+			gw_reader_skipped(r, &why);
+			assert_non_null(strstr(why, "checksum"));
+		}
 		gw_reader_free(r);
 	}
 	unlink(path);
@@ -488,7 +516,8 @@ static void read_all_paths(const uint8_t *file, size_t size, int want_records, i
  * Checksums: three one-note frames, a frame of incompressible NOTE text whose compressed size
  * is 2 MiB + 2 bytes (its checksum then straddles two of the file reader's 1 MiB reads), then
  * a small frame. Intact, all 7 records read; one byte flipped in the text or in the checksum,
- * the big frame fails its checksum before yielding anything.
+ * the big frame fails its checksum before yielding anything, and the last frame is read all
+ * the same.
  */
 static void test_checksums(void **state)
 {
@@ -559,12 +588,12 @@ static void test_checksums(void **state)
 		len = hlen + big + z;
 	}
 
-	read_all_paths(file, len, 7, 0);
+	read_all_paths(file, len, 7, 0, 0);
 	file[hlen + big - 1] ^= 0x10; /* the checksum's last byte */
-	read_all_paths(file, len, 3, -EBADMSG);
+	read_all_paths(file, len, 4, 0, 1);
 	file[hlen + big - 1] ^= 0x10;
 	file[hlen + big / 2] ^= 0x01; /* text in a raw block */
-	read_all_paths(file, len, 3, -EBADMSG);
+	read_all_paths(file, len, 4, 0, 1);
 
 	ZSTD_freeCCtx(cc);
 	free(text);
