@@ -18,7 +18,8 @@ this script passes, never from a previous run's output.
                                     LD_PRELOAD defers to InitializeInjection and sees it all
   floor                             benchmarks' libcupti-floor.so leaves the program alone
                                     and walks every activity record
-  symbols                           libgpuwhy.so exports exactly InitializeInjection
+  symbols                           libgpuwhy.so exports exactly InitializeInjection and the
+                                    four CUPTI calls it interposes
 """
 import argparse
 import glob
@@ -498,11 +499,16 @@ def cmd_floor(ctx, opts):
     shutil.rmtree(out)
 
 
+# The injection entry point, and the CUPTI calls by which another client in the process takes
+# CUPTI's activity records from gpuwhy (interposed to say so in the trace).
+EXPORTS = ['InitializeInjection', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
+           'cuptiActivityRegisterTimestampCallback', 'cuptiFinalize']
+
+
 def cmd_symbols(ctx, opts):
     p = subprocess.run(['nm', '-D', '--defined-only', ctx.lib], capture_output=True, text=True)
     names = sorted(line.split()[-1] for line in p.stdout.splitlines() if line.strip())
-    ctx.check(p.returncode == 0 and names == ['InitializeInjection'],
-              f'exported symbols: {names}')
+    ctx.check(p.returncode == 0 and names == EXPORTS, f'exported symbols: {names}')
 
 
 def main():
