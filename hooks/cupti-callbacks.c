@@ -95,7 +95,16 @@ static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 #define GW_ARGS_ALLOC_DRV_HOST(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->pp), p->bytesize, 0)
 #define GW_ARGS_ALLOC_DRV_ASYNC(r, T, in_)                                                         \
 	GW_MEMARGS(r, T, in_, OUT(p->dptr), p->bytesize, U(p->hStream))
-#define GW_ARGS_ALLOC_DRV_VMM(r, T, in_)  GW_MEMARGS(r, T, in_, OUT(p->handle), p->size, 0)
+#define GW_ARGS_ALLOC_DRV_VMM(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->handle), p->size, 0)
+#define GW_ARGS_ALLOC_RT_PITCH(r, T, in_)                                                          \
+	GW_MEMARGS(r, T, in_, OUT(p->devPtr), (p->pitch ? *p->pitch : 0) * p->height, 0)
+#define GW_ARGS_ALLOC_DRV_PITCH(r, T, in_)                                                         \
+	GW_MEMARGS(r, T, in_, OUT(p->dptr), (p->pPitch ? *p->pPitch : 0) * p->Height, 0)
+#define GW_ARGS_ALLOC_RT_3D(r, T, in_)                                                             \
+	GW_MEMARGS(r, T, in_, p->pitchedDevPtr ? U(p->pitchedDevPtr->ptr) : 0,                     \
+		   p->pitchedDevPtr ? p->pitchedDevPtr->pitch * p->extent.height * p->extent.depth \
+				    : 0,                                                           \
+		   0)
 #define GW_ARGS_FREE_DRV(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->dptr), 0, 0)
 #define GW_ARGS_FREE_DRV_HOST(r, T, in_)  GW_MEMARGS(r, T, in_, U(p->p), 0, 0)
 #define GW_ARGS_FREE_DRV_ASYNC(r, T, in_) GW_MEMARGS(r, T, in_, U(p->dptr), 0, U(p->hStream))
@@ -127,6 +136,14 @@ static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, 0)
 #define GW_ARGS_COPY_RT_FROM_SYMBOL_ASYNC(r, T, in_)                                               \
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_RT_PEER(r, T, in_)                                                            \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, cudaMemcpyDeviceToDevice, 0)
+#define GW_ARGS_COPY_RT_PEER_ASYNC(r, T, in_)                                                      \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, cudaMemcpyDeviceToDevice,           \
+		    U(p->stream))
+#define GW_ARGS_COPY_DRV_PEER(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcDevice), p->ByteCount,                     \
+		    cudaMemcpyDeviceToDevice, 0)
 #define GW_ARGS_COPY_DRV(r, T, in_)                                                                \
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->ByteCount, cudaMemcpyDefault, 0)
 #define GW_ARGS_COPY_DRV_ASYNC(r, T, in_)                                                          \

@@ -1095,10 +1095,11 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFun
 	ensure_hooks();
 	if (knob.busy)
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-	cp.callback = callback;
-	cp.userdata = userdata;
+	/* A second subscriber is refused and changes nothing of the first's. */
 	if (!atomic_compare_exchange_strong(&cp.subscribed, &expected, true))
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+	cp.callback = callback;
+	cp.userdata = userdata;
 	*subscriber = (CUpti_SubscriberHandle)(void *)&cp;
 	return CUPTI_SUCCESS;
 }
