@@ -65,6 +65,8 @@ static _Atomic(struct buf_head *) completed; /* pushed by CUPTI's callback, newe
 /* What the exit notes and the takeover check need; the flusher's own unless atomic. */
 static uint64_t since_drain;
 static uint64_t kernels_seen, untimed_seen;
+/* GPU records (kernels, copies, memsets) seen, and how many carried an inner call's id */
+static uint64_t join_seen[3], join_aliased[3];
 static bool device_seen;
 static _Atomic uint64_t launches_at_event; /* gw_cupti_launches at CUPTI's last buffer call */
 static _Atomic uint64_t last_event_ns;
@@ -178,12 +180,22 @@ void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 	wake_flusher();
 }
 
+/* The recorded call's id for a GPU record of kind i (0 kernel, 1 copy, 2 memset). */
+static uint32_t join(unsigned i, uint32_t id)
+{
+	uint32_t outer = gw_corr_resolve(id);
+
+	join_seen[i]++;
+	join_aliased[i] += outer != id;
+	return outer;
+}
+
 static void convert_kernel(const CUpti_ActivityKernel10 *k)
 {
 	struct gw_rec_kernel r = {
 		.device = k->deviceId,
 		.stream = k->streamId,
-		.correlation = gw_corr_resolve(k->correlationId),
+		.correlation = join(0, k->correlationId),
 		.start_ns = k->start,
 		.end_ns = k->end,
 		.name_id = gw_intern_string(GW_STRING_KERNEL, k->name),
@@ -209,7 +221,7 @@ static void convert_memcpy(const CUpti_ActivityMemcpy6 *m)
 	struct gw_rec_memcpy r = {
 		.device = m->deviceId,
 		.stream = m->streamId,
-		.correlation = gw_corr_resolve(m->correlationId),
+		.correlation = join(1, m->correlationId),
 		.start_ns = m->start,
 		.end_ns = m->end,
 		.bytes = m->bytes,
@@ -229,7 +241,7 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 	struct gw_rec_memset r = {
 		.device = m->deviceId,
 		.stream = m->streamId,
-		.correlation = gw_corr_resolve(m->correlationId),
+		.correlation = join(2, m->correlationId),
 		.start_ns = m->start,
 		.end_ns = m->end,
 		.bytes = m->bytes,
@@ -438,6 +450,16 @@ void gw_cupti_start_notes(void)
 	pthread_mutex_unlock(&foreign_lock);
 }
 
+void gw_cupti_join_stats(char *text, size_t size)
+{
+	snprintf(text, size,
+		 "GPU records that carried an inner call's correlation id: kernels %llu of %llu, "
+		 "copies %llu of %llu, memsets %llu of %llu",
+		 (unsigned long long)join_aliased[0], (unsigned long long)join_seen[0],
+		 (unsigned long long)join_aliased[1], (unsigned long long)join_seen[1],
+		 (unsigned long long)join_aliased[2], (unsigned long long)join_seen[2]);
+}
+
 void gw_cupti_exit_notes(void)
 {
 	char text[320];
@@ -622,6 +644,8 @@ void gw_cupti_flusher_forget(void)
 	atomic_store(&completed, NULL);
 	atomic_store(&buffers_out, 0);
 	kernels_seen = untimed_seen = 0;
+	memset(join_seen, 0, sizeof(join_seen));
+	memset(join_aliased, 0, sizeof(join_aliased));
 	device_seen = false;
 	atomic_store(&gw_cupti_cuda_seen, false);
 }

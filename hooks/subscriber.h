@@ -139,6 +139,11 @@ void gw_cupti_foreign_call(enum gw_cupti_foreign what, const char *caller);
 void gw_cupti_start_notes(void);
 void gw_cupti_exit_notes(void);
 
+/* One line: how many kernel, copy and memset records carried an inner call's correlation id
+ * (the driver call's inside a runtime call) rather than the recorded call's: which of the two
+ * a CUPTI gives, said at exit with GPUWHY_DEBUG=1. */
+void gw_cupti_join_stats(char *text, size_t size);
+
 /* CUPTI callbacks (cupti-callbacks.c, cupti-activity.c). */
 void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 				   CUpti_CallbackId cbid, const void *data);

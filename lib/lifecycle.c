@@ -167,8 +167,13 @@ static void at_exit(void)
 		note(GW_NOTE_WARNING, gave_up);
 		say("%s (trace %s)", gave_up, trace_path);
 	}
-	if (cupti_ready || callbacks_only)
+	if (cupti_ready || callbacks_only) {
+		char joins[256];
+
 		gw_cupti_exit_notes();
+		gw_cupti_join_stats(joins, sizeof(joins));
+		debug(1, "%s", joins);
+	}
 	gw_cupti_set_activity(false);
 	/* Writes to a file unlinked under us (its directory removed) all succeed: without this
 	 * check the run would end saying where a trace is that nobody can read. */
