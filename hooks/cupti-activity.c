@@ -423,18 +423,27 @@ void gw_cupti_foreign_call(enum gw_cupti_foreign what, const char *caller)
 	};
 	char text[sizeof(pending_foreign)];
 
-	if (atomic_fetch_or(&foreign_seen, 1u << what) & (1u << what))
-		return;
-	if (what == GW_FOREIGN_BUFFERS || what == GW_FOREIGN_FINALIZE)
-		atomic_store(&takeover_noted, true);
-	snprintf(text, sizeof(text), "another CUPTI client (%s, called from %s) %s at +%.3f s",
-		 call[what], caller && *caller ? caller : "the program", lost[what],
-		 since_epoch_s(gw_now_ns()));
+	if (!caller || !*caller)
+		caller = "the program";
 	if (gw_capturing()) {
+		if (atomic_fetch_or(&foreign_seen, 1u << what) & (1u << what))
+			return;
+		if (what == GW_FOREIGN_BUFFERS || what == GW_FOREIGN_FINALIZE)
+			atomic_store(&takeover_noted, true);
+		snprintf(text, sizeof(text),
+			 "another CUPTI client (%s, called from %s) %s at +%.3f s", call[what],
+			 caller, lost[what], since_epoch_s(gw_now_ns()));
 		note(GW_NOTE_WARNING, text);
 		return;
 	}
-	/* Before gpuwhy's trace began: said when it begins. */
+	/* Before gpuwhy's start, whose own registration then replaces the other client's: that
+	 * client gets nothing, which the trace says when it begins. */
+	if (what == GW_FOREIGN_DISABLE)
+		return;
+	snprintf(text, sizeof(text),
+		 "another CUPTI client (%s, called from %s) came before gpuwhy started: gpuwhy's "
+		 "own registration replaced it, and that client gets no GPU records",
+		 call[what], caller);
 	pthread_mutex_lock(&foreign_lock);
 	if (!*pending_foreign)
 		memcpy(pending_foreign, text, sizeof(text));

@@ -41,8 +41,18 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
 				    size_t sharedMem, cudaStream_t stream);
 
 #define KERNELS(X)                                                                                 \
-	X(k_runtime) X(k_chevron) X(k_chevron_ptsz) X(k_cooperative) X(k_ex) X(k_driver)           \
-	X(k_driver_ex) X(k_driver_coop) X(k_graph) X(k_driver_graph) X(k_long) X(k_fork)
+	X(k_runtime)                                                                               \
+	X(k_chevron)                                                                               \
+	X(k_chevron_ptsz)                                                                          \
+	X(k_cooperative)                                                                           \
+	X(k_ex)                                                                                    \
+	X(k_driver)                                                                                \
+	X(k_driver_ex)                                                                             \
+	X(k_driver_coop)                                                                           \
+	X(k_graph)                                                                                 \
+	X(k_driver_graph)                                                                          \
+	X(k_long)                                                                                  \
+	X(k_fork)
 
 #define STUB(k)                                                                                    \
 	static void k(void)                                                                        \
@@ -95,8 +105,12 @@ static cudaGraphExec_t graph_of(const void *k, cudaStream_t s)
 static void paths(int n)
 {
 	cudaLaunchConfig_t rc = {.gridDim = one, .blockDim = warp};
-	CUlaunchConfig dc = {.gridDimX = 1, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 32,
-			     .blockDimY = 1, .blockDimZ = 1};
+	CUlaunchConfig dc = {.gridDimX = 1,
+			     .gridDimY = 1,
+			     .gridDimZ = 1,
+			     .blockDimX = 32,
+			     .blockDimY = 1,
+			     .blockDimZ = 1};
 	cudaKernel_t chevron, chevron_ptsz;
 	cudaGraphExec_t g, dg;
 	cudaStream_t s;
@@ -177,7 +191,8 @@ int main(int argc, char **argv)
 			polls++;
 		printf("probe: %ld polls\n", polls);
 	} else {
-		fprintf(stderr, "usage: capture-probe paths N|visible|forkfirst|count|inflight|poll\n");
+		fprintf(stderr,
+			"usage: capture-probe paths N|visible|forkfirst|count|inflight|poll\n");
 		return 2;
 	}
 	return 0;
