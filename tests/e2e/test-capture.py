@@ -32,6 +32,8 @@ this script passes, never from a previous run's output.
                                     flush that never returns, a query loop's SYNC records
   second-client                     another CUPTI client takes the buffers: the trace says so,
                                     interposed (LD_PRELOAD) or inferred (injection only)
+  skew                              GPU times a few µs off the host's (CUPTI interpolates):
+                                    tiny_kernels keeps its cause
 """
 import argparse
 import glob
@@ -760,6 +762,32 @@ def cmd_second_client(ctx, opts):
         shutil.rmtree(out)
 
 
+def cmd_skew(ctx, opts):
+    """CUPTI converts GPU ticks to host time by interpolation, µs off; gap rule 1 compares the
+    two at that scale. tiny_kernels (launch-bound, 1 µs kernels) must keep its cause, per
+    workloads.json, with the GPU's times 3 µs early or late."""
+    w = ctx.spec['tiny_kernels']
+    args = dict(w['args'])
+    args.update(SMALL_ARGS['tiny_kernels'])
+    for skew in (-3000, 3000):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, pid = ctx.run('tiny_kernels', args,
+                         ctx.env(out, 'preload', dict(w.get('env', {}),
+                                                      GPUSIM_GPU_SKEW_NS=str(skew))))
+        files = traces(out)
+        if ctx.check(p.returncode == 0 and len(files) == 1, f'skew {skew}: run'):
+            r = subprocess.run([ctx.report, '--json', files[0]], capture_output=True, text=True,
+                               timeout=120)
+            rep = json.loads(r.stdout) if r.returncode == 0 else {}
+            got = rep.get(w['cause_field'])
+            frac = rep.get('breakdown', {}).get(w['cause'], 0)
+            ctx.check(got == w['cause'] and frac >= w['cause_min_fraction'],
+                      f'skew {skew} ns: {w["cause_field"]} {got} ({frac:.2f}), expected '
+                      f'{w["cause"]} (>= {w["cause_min_fraction"]})')
+            print(f'skew {skew} ns: {got} {frac:.2f}')
+        shutil.rmtree(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', required=True)
@@ -768,7 +796,8 @@ def main():
     ap.add_argument('--probe', help='tests/e2e/capture-probe (paths, startup, versions, exit-flush)')
     ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
                                         'degrade', 'dlopen', 'floor', 'symbols', 'paths',
-                                        'startup', 'versions', 'exit-flush', 'second-client'])
+                                        'startup', 'versions', 'exit-flush', 'second-client',
+                                        'skew'])
     opts = ap.parse_args()
     ctx = Ctx(opts.build, opts.source)
     ctx.probe = opts.probe

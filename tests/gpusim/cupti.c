@@ -73,6 +73,7 @@ static struct {
 	bool sync_queries;	/* GPUSIM_SYNC_QUERIES=1 */
 	uint64_t second_at;	/* GPUSIM_SECOND_CLIENT=N[:M]: at the Nth kernel */
 	uint64_t second_window; /* ... for M kernels (0: to the end) */
+	int64_t gpu_skew_ns;	/* GPUSIM_GPU_SKEW_NS */
 } knob;
 
 /* A client buffer CUPTI holds (GPUSIM_CUPTI_FLUSH=real): records are written into it in the
@@ -180,6 +181,8 @@ static void knobs_load(void)
 								 : HANG_NOCONTEXT;
 	knob.device_never = env_is("GPUSIM_CUPTI_DEVICE", "never");
 	knob.sync_queries = !env_is("GPUSIM_SYNC_QUERIES", "0");
+	knob.gpu_skew_ns =
+		getenv("GPUSIM_GPU_SKEW_NS") ? strtoll(getenv("GPUSIM_GPU_SKEW_NS"), NULL, 10) : 0;
 	if (second && sscanf(second, "%llu:%llu", &at, &window) >= 1 && at > 0) {
 		knob.second_at = at;
 		knob.second_window = window;
@@ -858,6 +861,13 @@ static void hk_op(const struct gw_sim_op *op)
 	publish(s, pos, op->end_ns);
 }
 
+/* A GPU time as CUPTI reports it: on the client's clock, off by GPUSIM_GPU_SKEW_NS (CUPTI
+ * converts GPU ticks to host time by interpolation, µs off). */
+static uint64_t gpu_ts(uint64_t ns)
+{
+	return ts(ns) + (uint64_t)knob.gpu_skew_ns;
+}
+
 /* The record of a device operation, on the flusher's thread. */
 static void build_op_record(union record *r, CUpti_ActivityKind kind, const struct gw_sim_op *op)
 {
@@ -866,9 +876,9 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 		r->kernel = (CUpti_ActivityKernel10){
 			.kind = kind,
 			.registersPerThread = GW_SIM_REGS_PER_THREAD,
-			.start = ts(op->start_ns),
-			.end = ts(op->end_ns),
-			.completed = ts(op->end_ns),
+			.start = gpu_ts(op->start_ns),
+			.end = gpu_ts(op->end_ns),
+			.completed = gpu_ts(op->end_ns),
 			.deviceId = 0,
 			.contextId = GW_SIM_CONTEXT_ID,
 			.streamId = op->stream_id,
@@ -901,8 +911,8 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.dstKind = op->dst_kind,
 			.flags = op->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
 			.bytes = op->bytes,
-			.start = ts(op->start_ns),
-			.end = ts(op->end_ns),
+			.start = gpu_ts(op->start_ns),
+			.end = gpu_ts(op->end_ns),
 			.contextId = GW_SIM_CONTEXT_ID,
 			.streamId = op->stream_id,
 			.correlationId = op->correlation_id,
@@ -918,8 +928,8 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.kind = CUPTI_ACTIVITY_KIND_MEMSET,
 			.value = op->value,
 			.bytes = op->bytes,
-			.start = ts(op->start_ns),
-			.end = ts(op->end_ns),
+			.start = gpu_ts(op->start_ns),
+			.end = gpu_ts(op->end_ns),
 			.contextId = GW_SIM_CONTEXT_ID,
 			.streamId = op->stream_id,
 			.correlationId = op->correlation_id,
