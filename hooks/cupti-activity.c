@@ -389,8 +389,11 @@ static void check_takeover(void)
 	uint64_t last = atomic_load_explicit(&last_event_ns, memory_order_relaxed);
 	char text[320];
 
-	if (atomic_load(&takeover_noted) || launches - at < TAKEOVER_LAUNCHES ||
-	    gw_now_ns() - last < TAKEOVER_NS || atomic_exchange(&takeover_noted, true))
+	uint64_t now = gw_now_ns();
+
+	/* at and last move together under other threads: a pair read across a move is skipped */
+	if (atomic_load(&takeover_noted) || at > launches || launches - at < TAKEOVER_LAUNCHES ||
+	    last > now || now - last < TAKEOVER_NS || atomic_exchange(&takeover_noted, true))
 		return;
 	snprintf(text, sizeof(text),
 		 "CUPTI has handed gpuwhy no activity buffer since +%.3f s although %llu launches "
