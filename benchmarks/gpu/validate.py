@@ -645,6 +645,15 @@ class Validation:
         ks = sum(1 for r in recs for k, _ in r if k == 'KERNEL')
         self.record(sec, 'kernels before cudaDeviceReset', 'PASS' if ks == 100 else 'FAIL',
                     expected=100, got=ks)
+        # the exit drain (doc/capture.md): gpuwhy flushes while CUPTI holds a buffer of its,
+        # at most 1 s; a CUPTI that keeps an empty buffer would cost every exit that second
+        _, _, _, plain_s, _ = self.cupti_run('cupti-exit-plain', b, ['paths', '20'], sim,
+                                             gpuwhy=False)
+        rc, so, se, secs, recs = self.cupti_run('cupti-exit', b, ['paths', '20'], sim)
+        self.record(sec, 'exit after GPU work (the drain)', 'PASS' if rc == 0 and
+                    secs < plain_s + 0.9 else 'WARN',
+                    note='%.2f s under gpuwhy, %.2f s plain (a second more: CUPTI keeps a '
+                    'buffer, and every exit waits the whole drain)' % (secs, plain_s))
         # 6. CUPTI's own device memory; a CUDA_INJECTION64_PATH that names nothing
         plain = self.cupti_run('cupti-mem-plain', b, ['meminfo'], sim, gpuwhy=False)
         traced = self.cupti_run('cupti-mem', b, ['meminfo'], sim)
