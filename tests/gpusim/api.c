@@ -5,6 +5,7 @@
 const struct gw_sim_hooks *_Atomic gw_sim_hooks_ptr;
 static atomic_uint next_correlation = 1;
 static __thread struct gw_sim_api *current;
+static atomic_bool context_created;
 
 void gw_sim_set_hooks(const struct gw_sim_hooks *hooks)
 {
@@ -60,6 +61,9 @@ void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_C
 			: atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
 	current = a;
 	h->api_enter(a);
+	/* Context creation, inside the first call as on a GPU (0.1-1 s there). */
+	if (gw_sim_rt.cfg.init_ns && !a->outer && !atomic_exchange(&context_created, true))
+		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.init_ns);
 }
 
 cudaError_t gw_sim_api_end(struct gw_sim_api *a, cudaError_t err)

@@ -39,6 +39,8 @@ struct gw_sim_config {
 	double d2h_gbps;
 	double d2d_gbps;
 	uint32_t queue_depth;
+	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
+	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
 	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
 	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
 	size_t n_kernel_us;

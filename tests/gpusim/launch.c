@@ -321,6 +321,9 @@ static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s,
 			       dim3 block, size_t smem)
 {
 	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
+	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it. */
+	if (gw_sim_rt.cfg.module_load_ns && !atomic_exchange(&k->loaded, true))
+		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.module_load_ns);
 	if (s->capture)
 		return capture_node(s->capture, k, grid, block, smem);
 	enqueue_kernel(s, k, grid, block, smem, 0, 0);

@@ -41,6 +41,7 @@ struct gw_sim_kernel {
 	const void *host_fun;
 	const char *name;
 	_Atomic uint64_t wave_ns; /* UINT64_MAX until resolved against GPUSIM_KERNEL_US */
+	atomic_bool loaded;	  /* launched once (GPUSIM_MODULE_LOAD_US paid) */
 };
 
 struct gw_sim_node {
