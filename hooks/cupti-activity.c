@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* CUPTI activity buffers: a preallocated pool, conversion of completed buffers into trace
- * records (kernels, copies, memsets, synchronizations, devices), and a periodic flusher. */
+/* CUPTI activity buffers: a preallocated pool, completed buffers queued by CUPTI's callback and
+ * converted into trace records (kernels, copies, memsets, synchronizations, devices) on
+ * gpuwhy's own flusher thread, which also flushes CUPTI periodically and once at exit. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,29 +14,68 @@
 
 #include <gpuwhy/trace-format.h>
 
+#include "capture-state.h"
 #include "clock.h"
+#include "correlation.h"
 #include "subscriber.h"
 #include "intern.h"
 #include "trace-writer.h"
 
-/* CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. Pages are
+/*
+ * CUPTI recommends 1-10 MB buffers; 16 in flight cover bursts between two flushes. Pages are
  * touched only as CUPTI fills them (MAP_NORESERVE), and the lowest free buffer is handed out
- * first, so a steady flow keeps reusing one warm MiB. */
+ * first, so a steady flow keeps reusing one warm MiB. Each buffer starts with a header of
+ * gpuwhy's (CUPTI gets the rest): the completion callback only queues it there, so CUPTI's
+ * callback, which may run under CUPTI's own lock, never waits for gpuwhy's writer.
+ */
+#define POOL_BUFFERS	   16
+#define BUFFER_BYTES	   (1u << 20)
+#define HEADER_BYTES	   64
+#define BUFFER_MAGIC	   0x6770757768796275ull /* "gpuwhybu" */
 /* One CUPTI buffer can hold more records than a thread's ring in the writer (1 MiB): after
- * this many (a kernel record takes 136 bytes there: about half the ring), counted across the
- * buffers a thread converts, it waits for the writer to catch up rather than drop records.
- * Each wait ends a frame. */
-#define RECORDS_PER_DRAIN 4096
-#define DRAIN_WAIT_NS	  200000000ull
-#define POOL_BUFFERS	  16
-#define BUFFER_BYTES	  (1u << 20)
-#define BUFFER_ALIGN	  8
+ * this many (a kernel record takes 136 bytes there: about half the ring), the flusher waits
+ * for the writer to catch up rather than drop records. Each wait ends a frame. */
+#define RECORDS_PER_DRAIN  4096
+#define DRAIN_WAIT_NS	   200000000ull
+/* A Kernel10 record is 232 bytes: a buffer holds about 4,500 of them. */
+#define RECORDS_PER_BUFFER (BUFFER_BYTES / 232)
+/* Launches after CUPTI last asked for or returned a buffer of ours, and seconds, past which
+ * CUPTI no longer hands gpuwhy its records: four buffers' worth cannot fit in what it holds. */
+#define TAKEOVER_LAUNCHES  (4 * RECORDS_PER_BUFFER)
+#define TAKEOVER_NS	   1000000000ull
+/* At exit, how long the flusher lets work still running on the GPU finish before it forces
+ * CUPTI's buffers out: a forced flush returns incomplete records without times, never again. */
+#define EXIT_DRAIN_NS	   1000000000ull
+#define EXIT_DRAIN_STEP_NS 5000000ull
+
+struct buf_head {
+	struct buf_head *next;
+	uint64_t magic;
+	size_t valid;	/* bytes of records CUPTI wrote */
+	size_t dropped; /* records CUPTI reported dropped with this buffer */
+	bool heap;
+};
+_Static_assert(sizeof(struct buf_head) <= HEADER_BYTES, "buffer header too large");
 
 static uint8_t *pool;
-/* records this thread converted since it last waited for the writer (initial-exec: 4 bytes) */
-static __thread __attribute__((tls_model("initial-exec"))) uint32_t since_drain;
 static _Atomic uint32_t pool_free; /* bit i set: buffer i is free */
 static _Atomic bool activity_on;
+static _Atomic(struct buf_head *) completed; /* pushed by CUPTI's callback, newest first */
+
+/* What the exit notes and the takeover check need; the flusher's own unless atomic. */
+static uint64_t since_drain;
+static uint64_t kernels_seen, untimed_seen;
+/* GPU records (kernels, copies, memsets) seen, and how many carried an inner call's id */
+static uint64_t join_seen[3], join_aliased[3];
+static bool device_seen;
+static _Atomic uint64_t launches_at_event; /* gw_cupti_launches at CUPTI's last buffer call */
+static _Atomic uint64_t last_event_ns;
+static _Atomic bool takeover_noted;
+static _Atomic uint64_t buffers_out; /* handed to CUPTI, not yet completed back */
+static uint64_t epoch_ns;
+
+_Atomic bool gw_cupti_cuda_seen;
+_Atomic uint64_t gw_cupti_launches;
 
 int gw_cupti_pool_init(void)
 {
@@ -42,6 +83,8 @@ int gw_cupti_pool_init(void)
 
 	if (pool)
 		return 0;
+	if (gw_corr_init() < 0)
+		return -ENOMEM;
 	p = mmap(NULL, (size_t)POOL_BUFFERS * BUFFER_BYTES, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
@@ -56,33 +99,95 @@ void gw_cupti_set_activity(bool on)
 	atomic_store(&activity_on, on);
 }
 
+void gw_cupti_set_epoch(uint64_t start_ns)
+{
+	epoch_ns = start_ns;
+	atomic_store(&last_event_ns, start_ns);
+}
+
+static void buffer_event(void)
+{
+	atomic_store_explicit(&launches_at_event,
+			      atomic_load_explicit(&gw_cupti_launches, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(&last_event_ns, gw_now_ns(), memory_order_relaxed);
+}
+
 void CUPTIAPI gw_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
 	uint32_t free_mask = atomic_load(&pool_free);
+	struct buf_head *h = NULL;
 
+	buffer_event();
 	*max_records = 0;
-	*size = BUFFER_BYTES;
 	while (free_mask) {
 		uint32_t bit = free_mask & -free_mask;
 
 		if (atomic_compare_exchange_weak(&pool_free, &free_mask, free_mask & ~bit)) {
-			*buffer = pool + (size_t)__builtin_ctz(bit) * BUFFER_BYTES;
-			return;
+			h = (struct buf_head *)(void *)(pool +
+							(size_t)__builtin_ctz(bit) * BUFFER_BYTES);
+			h->heap = false;
+			break;
 		}
 	}
 	/* Pool exhausted (the writer or the flusher fell behind): CUPTI before API 27 may crash
 	 * on a NULL buffer, so give it heap memory rather than stall or refuse. */
-	*buffer = aligned_alloc(BUFFER_ALIGN, BUFFER_BYTES);
-	if (!*buffer)
+	if (!h && (h = aligned_alloc(HEADER_BYTES, BUFFER_BYTES)))
+		h->heap = true;
+	if (!h) {
+		*buffer = NULL;
 		*size = 0;
+		return;
+	}
+	h->magic = BUFFER_MAGIC;
+	h->next = NULL;
+	atomic_fetch_add(&buffers_out, 1);
+	*buffer = (uint8_t *)h + HEADER_BYTES;
+	*size = BUFFER_BYTES - HEADER_BYTES;
 }
 
-static void buffer_release(uint8_t *buffer)
+static void buffer_release(struct buf_head *h)
 {
-	if (pool && buffer >= pool && buffer < pool + (size_t)POOL_BUFFERS * BUFFER_BYTES)
-		atomic_fetch_or(&pool_free, 1u << ((buffer - pool) / BUFFER_BYTES));
+	uint8_t *p = (uint8_t *)h;
+
+	h->magic = 0;
+	if (h->heap)
+		free(h);
 	else
-		free(buffer);
+		atomic_fetch_or(&pool_free, 1u << ((p - pool) / BUFFER_BYTES));
+}
+
+static void wake_flusher(void);
+
+void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+					size_t size, size_t valid_size)
+{
+	struct buf_head *h = buffer ? (struct buf_head *)(void *)(buffer - HEADER_BYTES) : NULL;
+
+	(void)size;
+	buffer_event();
+	/* A buffer gpuwhy did not hand out (another client's, completed here) is not ours. */
+	if (!h || ((uintptr_t)buffer & 7) || h->magic != BUFFER_MAGIC)
+		return;
+	atomic_fetch_sub(&buffers_out, 1);
+	h->valid = valid_size;
+	h->dropped = 0;
+	if (gw_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &h->dropped) != CUPTI_SUCCESS)
+		h->dropped = 0;
+	h->next = atomic_load(&completed);
+	while (!atomic_compare_exchange_weak(&completed, &h->next, h))
+		;
+	wake_flusher();
+}
+
+/* The recorded call's id for a GPU record of kind i (0 kernel, 1 copy, 2 memset). */
+static uint32_t join(unsigned i, uint32_t id)
+{
+	uint32_t outer = gw_corr_resolve(id);
+
+	join_seen[i]++;
+	join_aliased[i] += outer != id;
+	return outer;
 }
 
 static void convert_kernel(const CUpti_ActivityKernel10 *k)
@@ -90,7 +195,7 @@ static void convert_kernel(const CUpti_ActivityKernel10 *k)
 	struct gw_rec_kernel r = {
 		.device = k->deviceId,
 		.stream = k->streamId,
-		.correlation = k->correlationId,
+		.correlation = join(0, k->correlationId),
 		.start_ns = k->start,
 		.end_ns = k->end,
 		.name_id = gw_intern_string(GW_STRING_KERNEL, k->name),
@@ -106,6 +211,8 @@ static void convert_kernel(const CUpti_ActivityKernel10 *k)
 		.graph_id = k->graphId,
 	};
 
+	kernels_seen++;
+	untimed_seen += !k->start && !k->end;
 	gw_emit(GW_REC_KERNEL, &r);
 }
 
@@ -114,7 +221,7 @@ static void convert_memcpy(const CUpti_ActivityMemcpy6 *m)
 	struct gw_rec_memcpy r = {
 		.device = m->deviceId,
 		.stream = m->streamId,
-		.correlation = m->correlationId,
+		.correlation = join(1, m->correlationId),
 		.start_ns = m->start,
 		.end_ns = m->end,
 		.bytes = m->bytes,
@@ -125,6 +232,7 @@ static void convert_memcpy(const CUpti_ActivityMemcpy6 *m)
 		.graph_id = m->graphId,
 	};
 
+	untimed_seen += !m->start && !m->end;
 	gw_emit(GW_REC_MEMCPY, &r);
 }
 
@@ -133,7 +241,7 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 	struct gw_rec_memset r = {
 		.device = m->deviceId,
 		.stream = m->streamId,
-		.correlation = m->correlationId,
+		.correlation = join(2, m->correlationId),
 		.start_ns = m->start,
 		.end_ns = m->end,
 		.bytes = m->bytes,
@@ -143,13 +251,14 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 		.graph_id = m->graphId,
 	};
 
+	untimed_seen += !m->start && !m->end;
 	gw_emit(GW_REC_MEMSET, &r);
 }
 
 static void convert_sync(const CUpti_ActivitySynchronization2 *s)
 {
 	struct gw_rec_sync r = {
-		.correlation = s->correlationId,
+		.correlation = gw_corr_resolve(s->correlationId),
 		.start_ns = s->start,
 		.end_ns = s->end,
 		.type = s->type,
@@ -182,87 +291,300 @@ static void convert_device(const CUpti_ActivityDevice5 *d)
 		.uuid = {(const uint8_t *)d->uuid.bytes, sizeof(d->uuid.bytes)},
 	};
 
+	device_seen = true;
 	gw_emit(GW_REC_DEVICE, &r);
 }
 
-void CUPTIAPI gw_cupti_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
-					size_t size, size_t valid_size)
+static void convert_buffer(struct buf_head *h)
 {
+	uint8_t *buffer = (uint8_t *)h + HEADER_BYTES;
 	CUpti_Activity *a = NULL;
-	uint32_t n = since_drain;
-	size_t dropped = 0;
 
-	(void)size;
-	if (!buffer)
-		return;
-	if (atomic_load(&activity_on)) {
-		while (gw_cupti.cuptiActivityGetNextRecord(buffer, valid_size, &a) ==
-		       CUPTI_SUCCESS) {
-			switch (a->kind) {
-			case CUPTI_ACTIVITY_KIND_KERNEL:
-			case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-				convert_kernel((const CUpti_ActivityKernel10 *)a);
-				break;
-			case CUPTI_ACTIVITY_KIND_MEMCPY:
-				convert_memcpy((const CUpti_ActivityMemcpy6 *)a);
-				break;
-			case CUPTI_ACTIVITY_KIND_MEMSET:
-				convert_memset((const CUpti_ActivityMemset4 *)a);
-				break;
-			case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-				convert_sync((const CUpti_ActivitySynchronization2 *)a);
-				break;
-			case CUPTI_ACTIVITY_KIND_DEVICE:
-				convert_device((const CUpti_ActivityDevice5 *)a);
-				break;
-			default:
-				break;
-			}
-			if (++n == RECORDS_PER_DRAIN) {
-				gw_writer_flush(DRAIN_WAIT_NS);
-				n = 0;
-			}
+	while (gw_cupti.cuptiActivityGetNextRecord(buffer, h->valid, &a) == CUPTI_SUCCESS) {
+		switch (a->kind) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			convert_kernel((const CUpti_ActivityKernel10 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			convert_memcpy((const CUpti_ActivityMemcpy6 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			convert_memset((const CUpti_ActivityMemset4 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+			convert_sync((const CUpti_ActivitySynchronization2 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_DEVICE:
+			convert_device((const CUpti_ActivityDevice5 *)a);
+			break;
+		default:
+			break;
 		}
-		since_drain = n;
-		if (gw_cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) ==
-			    CUPTI_SUCCESS &&
-		    dropped) {
-			struct gw_rec_drops d = {
-				.time_ns = gw_now_ns(),
-				.source = GW_DROP_CUPTI,
-				.count = dropped,
-			};
-
-			gw_emit(GW_REC_DROPS, &d);
+		if (++since_drain == RECORDS_PER_DRAIN) {
+			gw_writer_flush(DRAIN_WAIT_NS);
+			since_drain = 0;
 		}
 	}
-	buffer_release(buffer);
+	if (h->dropped) {
+		struct gw_rec_drops d = {
+			.time_ns = gw_now_ns(),
+			.source = GW_DROP_CUPTI,
+			.count = h->dropped,
+		};
+
+		gw_emit(GW_REC_DROPS, &d);
+	}
 }
+
+/* Converts the completed buffers, oldest first, and gives them back to the pool. One thread
+ * at a time (the flusher, or the exit path once the flusher is done). */
+static void convert_completed(void)
+{
+	struct buf_head *h = atomic_exchange(&completed, NULL), *fifo = NULL;
+
+	while (h) {
+		struct buf_head *next = h->next;
+
+		h->next = fifo;
+		fifo = h;
+		h = next;
+	}
+	for (h = fifo; h;) {
+		struct buf_head *next = h->next;
+
+		if (atomic_load(&activity_on))
+			convert_buffer(h);
+		buffer_release(h);
+		h = next;
+	}
+}
+
+static void note(unsigned level, const char *text)
+{
+	struct gw_rec_note rec = {
+		.time_ns = gw_now_ns(),
+		.level = level,
+		.text = {(const uint8_t *)text, (uint32_t)strlen(text)},
+	};
+
+	gw_emit(GW_REC_NOTE, &rec);
+}
+
+static double since_epoch_s(uint64_t t_ns)
+{
+	return t_ns > epoch_ns ? (double)(t_ns - epoch_ns) / 1e9 : 0;
+}
+
+/*
+ * Another CUPTI client that re-registers the buffer callbacks (torch.profiler's Kineto does at
+ * every profiler window) gets every buffer from then on; gpuwhy's callbacks still fire. Where
+ * gpuwhy cannot see the call (CUDA_INJECTION64_PATH without LD_PRELOAD), this is the trace
+ * of it: launches go on, and CUPTI neither asks for nor returns a buffer of gpuwhy's.
+ */
+static void check_takeover(void)
+{
+	uint64_t launches = atomic_load_explicit(&gw_cupti_launches, memory_order_relaxed);
+	uint64_t at = atomic_load_explicit(&launches_at_event, memory_order_relaxed);
+	uint64_t last = atomic_load_explicit(&last_event_ns, memory_order_relaxed);
+	char text[320];
+
+	uint64_t now = gw_now_ns();
+
+	/* at and last move together under other threads: a pair read across a move is skipped */
+	if (atomic_load(&takeover_noted) || at > launches || launches - at < TAKEOVER_LAUNCHES ||
+	    last > now || now - last < TAKEOVER_NS || atomic_exchange(&takeover_noted, true))
+		return;
+	snprintf(text, sizeof(text),
+		 "CUPTI has handed gpuwhy no activity buffer since +%.3f s although %llu launches "
+		 "followed: another CUPTI client (a profiler such as torch.profiler) has probably "
+		 "taken them over; GPU records after that are missing",
+		 since_epoch_s(last), (unsigned long long)(launches - at));
+	note(GW_NOTE_WARNING, text);
+}
+
+static char pending_foreign[320];
+static _Atomic unsigned foreign_seen; /* bit per kind of call noted */
+static pthread_mutex_t foreign_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void gw_cupti_foreign_call(enum gw_cupti_foreign what, const char *caller)
+{
+	static const char *const lost[] = {
+		[GW_FOREIGN_BUFFERS] = "took over CUPTI's activity buffers: no GPU records after "
+				       "that",
+		[GW_FOREIGN_TIMESTAMP] = "replaced the timestamp callback: later GPU times are on "
+					 "another clock",
+		[GW_FOREIGN_DISABLE] = "disabled an activity kind gpuwhy records: no such GPU "
+				       "records after that",
+		[GW_FOREIGN_FINALIZE] = "finalized CUPTI: no GPU records after that",
+	};
+	static const char *const call[] = {
+		[GW_FOREIGN_BUFFERS] = "cuptiActivityRegisterCallbacks",
+		[GW_FOREIGN_TIMESTAMP] = "cuptiActivityRegisterTimestampCallback",
+		[GW_FOREIGN_DISABLE] = "cuptiActivityDisable",
+		[GW_FOREIGN_FINALIZE] = "cuptiFinalize",
+	};
+	char text[sizeof(pending_foreign)];
+
+	if (!caller || !*caller)
+		caller = "the program";
+	if (gw_capturing()) {
+		if (atomic_fetch_or(&foreign_seen, 1u << what) & (1u << what))
+			return;
+		if (what == GW_FOREIGN_BUFFERS || what == GW_FOREIGN_FINALIZE)
+			atomic_store(&takeover_noted, true);
+		snprintf(text, sizeof(text),
+			 "another CUPTI client (%s, called from %s) %s at +%.3f s", call[what],
+			 caller, lost[what], since_epoch_s(gw_now_ns()));
+		note(GW_NOTE_WARNING, text);
+		return;
+	}
+	/* Before gpuwhy's start, whose own registration then replaces the other client's: that
+	 * client gets nothing, which the trace says when it begins. */
+	if (what == GW_FOREIGN_DISABLE)
+		return;
+	snprintf(text, sizeof(text),
+		 "another CUPTI client (%s, called from %s) came before gpuwhy started: gpuwhy's "
+		 "own registration replaced it, and that client gets no GPU records",
+		 call[what], caller);
+	pthread_mutex_lock(&foreign_lock);
+	if (!*pending_foreign)
+		memcpy(pending_foreign, text, sizeof(text));
+	pthread_mutex_unlock(&foreign_lock);
+}
+
+void gw_cupti_start_notes(void)
+{
+	pthread_mutex_lock(&foreign_lock);
+	if (*pending_foreign)
+		note(GW_NOTE_WARNING, pending_foreign);
+	*pending_foreign = '\0';
+	pthread_mutex_unlock(&foreign_lock);
+}
+
+void gw_cupti_join_stats(char *text, size_t size)
+{
+	snprintf(text, size,
+		 "GPU records that carried an inner call's correlation id: kernels %llu of %llu, "
+		 "copies %llu of %llu, memsets %llu of %llu",
+		 (unsigned long long)join_aliased[0], (unsigned long long)join_seen[0],
+		 (unsigned long long)join_aliased[1], (unsigned long long)join_seen[1],
+		 (unsigned long long)join_aliased[2], (unsigned long long)join_seen[2]);
+}
+
+void gw_cupti_exit_notes(void)
+{
+	char text[320];
+
+	if (untimed_seen) {
+		snprintf(text, sizeof(text),
+			 "CUPTI returned %llu GPU operations without timestamps (still running "
+			 "when its buffers were flushed at exit): counted, left off the timeline",
+			 (unsigned long long)untimed_seen);
+		note(GW_NOTE_WARNING, text);
+	}
+	if (kernels_seen && !device_seen)
+		note(GW_NOTE_WARNING,
+		     "CUPTI delivered no DEVICE record: SM fill is computed with assumed device "
+		     "limits");
+}
+
+/* --- the flusher thread --- */
 
 static pthread_t flusher;
 static bool flusher_running;
 static pthread_mutex_t flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t flusher_wake;
-static bool flusher_stop;
+static bool stop_asked, final_asked, final_done, woken;
+static _Atomic bool abandoned; /* the exit path gave up on this thread */
+static _Atomic bool in_flush;  /* the flusher is inside cuptiActivityFlushAll */
+
+static void flush_cupti(bool forced)
+{
+	atomic_store(&in_flush, true);
+	gw_cupti_flush(forced);
+	atomic_store(&in_flush, false);
+}
+
+static void wake_flusher(void)
+{
+	pthread_mutex_lock(&flusher_lock);
+	woken = true;
+	pthread_cond_signal(&flusher_wake);
+	pthread_mutex_unlock(&flusher_lock);
+}
+
+/* CUPTI is flushed only after the program's first recorded CUDA call, and never in a fork
+ * child: cuptiActivityFlushAll may block for ever in a process without GPU work. */
+static bool may_flush(void)
+{
+	return atomic_load(&gw_cupti_cuda_seen) && atomic_load(&gw_cupti_usable);
+}
+
+/*
+ * The exit's flush: default flushes while CUPTI still holds a buffer of ours (one with a record
+ * of work that has not finished) and for at most EXIT_DRAIN_NS, so that work finishing at exit
+ * keeps its times; then a forced flush for whatever is left.
+ */
+static void final_flush(void)
+{
+	uint64_t deadline = gw_now_ns() + EXIT_DRAIN_NS;
+	struct timespec step = {0, EXIT_DRAIN_STEP_NS};
+
+	for (;;) {
+		flush_cupti(false);
+		if (atomic_load(&abandoned))
+			return;
+		convert_completed();
+		if (!atomic_load(&buffers_out) || gw_now_ns() >= deadline)
+			break;
+		nanosleep(&step, NULL);
+	}
+	flush_cupti(true);
+}
 
 static void *flusher_main(void *arg)
 {
-	struct timespec deadline;
+	uint64_t last_flush = gw_now_ns();
+	bool final = false;
 
 	(void)arg;
 	pthread_mutex_lock(&flusher_lock);
-	while (!flusher_stop) {
+	for (;;) {
+		struct timespec deadline;
+
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_nsec += GW_CUPTI_FLUSH_NS;
 		deadline.tv_sec += deadline.tv_nsec / 1000000000;
 		deadline.tv_nsec %= 1000000000;
-		pthread_cond_timedwait(&flusher_wake, &flusher_lock, &deadline);
-		if (flusher_stop)
+		while (!woken && !stop_asked && !final_asked &&
+		       pthread_cond_timedwait(&flusher_wake, &flusher_lock, &deadline) != ETIMEDOUT)
+			;
+		woken = false;
+		final = final_asked;
+		if (stop_asked && !final)
 			break;
 		/* Never across a CUPTI call: CUPTI takes its own locks around our callbacks. */
 		pthread_mutex_unlock(&flusher_lock);
-		gw_cupti_flush(false);
+		convert_completed();
+		if (final || gw_now_ns() - last_flush >= GW_CUPTI_FLUSH_NS) {
+			if (may_flush() && final)
+				final_flush();
+			else if (may_flush())
+				flush_cupti(false);
+			last_flush = gw_now_ns();
+			if (atomic_load(&abandoned))
+				return NULL;
+			convert_completed();
+		}
+		if (may_flush())
+			check_takeover();
 		pthread_mutex_lock(&flusher_lock);
+		if (final) {
+			final_done = true;
+			pthread_cond_broadcast(&flusher_wake);
+			break;
+		}
 	}
 	pthread_mutex_unlock(&flusher_lock);
 	return NULL;
@@ -278,7 +600,8 @@ int gw_cupti_flusher_start(void)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&flusher_wake, &ca);
 	pthread_condattr_destroy(&ca);
-	flusher_stop = false;
+	stop_asked = final_asked = final_done = woken = false;
+	atomic_store(&abandoned, false);
 	/* The application's signals go to the application's threads, not to this one. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -288,20 +611,53 @@ int gw_cupti_flusher_start(void)
 	return r;
 }
 
-void gw_cupti_flusher_stop(void)
+int gw_cupti_finish(uint64_t timeout_ns)
 {
-	if (!flusher_running)
-		return;
+	struct timespec deadline;
+	bool done;
+
+	if (!flusher_running) {
+		/* No thread to wait on (it could not start, or this is a fork child): what CUPTI
+		 * handed over already is converted; CUPTI is not called. */
+		convert_completed();
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)(timeout_ns / 1000000000u);
+	deadline.tv_nsec += (long)(timeout_ns % 1000000000u);
+	deadline.tv_sec += deadline.tv_nsec / 1000000000;
+	deadline.tv_nsec %= 1000000000;
 	pthread_mutex_lock(&flusher_lock);
-	flusher_stop = true;
+	final_asked = true;
 	pthread_cond_signal(&flusher_wake);
+	while (!final_done &&
+	       pthread_cond_timedwait(&flusher_wake, &flusher_lock, &deadline) != ETIMEDOUT)
+		;
+	done = final_done;
 	pthread_mutex_unlock(&flusher_lock);
-	pthread_join(flusher, NULL);
 	flusher_running = false;
+	if (!done) {
+		/* Stuck inside CUPTI: left behind, it converts nothing more if it ever returns;
+		 * what CUPTI did hand over (full buffers, from its own thread) is converted here. */
+		atomic_store(&abandoned, true);
+		pthread_detach(flusher);
+		if (atomic_load(&in_flush))
+			convert_completed();
+		return -ETIMEDOUT;
+	}
+	pthread_join(flusher, NULL);
+	return 0;
 }
 
 void gw_cupti_flusher_forget(void)
 {
 	flusher_running = false;
 	pthread_mutex_init(&flusher_lock, NULL);
+	atomic_store(&completed, NULL);
+	atomic_store(&buffers_out, 0);
+	kernels_seen = untimed_seen = 0;
+	memset(join_seen, 0, sizeof(join_seen));
+	memset(join_aliased, 0, sizeof(join_aliased));
+	device_seen = false;
+	atomic_store(&gw_cupti_cuda_seen, false);
 }

@@ -5,6 +5,7 @@
 
 #include "clock.h"
 #include "capture-state.h"
+#include "correlation.h"
 #include "subscriber.h"
 #include "intern.h"
 #include "stacks.h"
@@ -94,7 +95,16 @@ static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 #define GW_ARGS_ALLOC_DRV_HOST(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->pp), p->bytesize, 0)
 #define GW_ARGS_ALLOC_DRV_ASYNC(r, T, in_)                                                         \
 	GW_MEMARGS(r, T, in_, OUT(p->dptr), p->bytesize, U(p->hStream))
-#define GW_ARGS_ALLOC_DRV_VMM(r, T, in_)  GW_MEMARGS(r, T, in_, OUT(p->handle), p->size, 0)
+#define GW_ARGS_ALLOC_DRV_VMM(r, T, in_) GW_MEMARGS(r, T, in_, OUT(p->handle), p->size, 0)
+#define GW_ARGS_ALLOC_RT_PITCH(r, T, in_)                                                          \
+	GW_MEMARGS(r, T, in_, OUT(p->devPtr), (p->pitch ? *p->pitch : 0) * p->height, 0)
+#define GW_ARGS_ALLOC_DRV_PITCH(r, T, in_)                                                         \
+	GW_MEMARGS(r, T, in_, OUT(p->dptr), (p->pPitch ? *p->pPitch : 0) * p->Height, 0)
+#define GW_ARGS_ALLOC_RT_3D(r, T, in_)                                                             \
+	GW_MEMARGS(r, T, in_, p->pitchedDevPtr ? U(p->pitchedDevPtr->ptr) : 0,                     \
+		   p->pitchedDevPtr ? p->pitchedDevPtr->pitch * p->extent.height * p->extent.depth \
+				    : 0,                                                           \
+		   0)
 #define GW_ARGS_FREE_DRV(r, T, in_)	  GW_MEMARGS(r, T, in_, U(p->dptr), 0, 0)
 #define GW_ARGS_FREE_DRV_HOST(r, T, in_)  GW_MEMARGS(r, T, in_, U(p->p), 0, 0)
 #define GW_ARGS_FREE_DRV_ASYNC(r, T, in_) GW_MEMARGS(r, T, in_, U(p->dptr), 0, U(p->hStream))
@@ -126,6 +136,14 @@ static const struct api_info driver_info[CUPTI_DRIVER_TRACE_CBID_SIZE] = {
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, 0)
 #define GW_ARGS_COPY_RT_FROM_SYMBOL_ASYNC(r, T, in_)                                               \
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->symbol), p->count, (uint64_t)p->kind, U(p->stream))
+#define GW_ARGS_COPY_RT_PEER(r, T, in_)                                                            \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, cudaMemcpyDeviceToDevice, 0)
+#define GW_ARGS_COPY_RT_PEER_ASYNC(r, T, in_)                                                      \
+	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->count, cudaMemcpyDeviceToDevice,           \
+		    U(p->stream))
+#define GW_ARGS_COPY_DRV_PEER(r, T, in_)                                                           \
+	GW_COPYARGS(r, T, in_, U(p->dstDevice), U(p->srcDevice), p->ByteCount,                     \
+		    cudaMemcpyDeviceToDevice, 0)
 #define GW_ARGS_COPY_DRV(r, T, in_)                                                                \
 	GW_COPYARGS(r, T, in_, U(p->dst), U(p->src), p->ByteCount, cudaMemcpyDefault, 0)
 #define GW_ARGS_COPY_DRV_ASYNC(r, T, in_)                                                          \
@@ -212,16 +230,16 @@ static void read_args(struct gw_rec_api *r, CUpti_CallbackDomain domain, CUpti_C
 	}
 }
 
-/* Calls in progress on this thread: enter times, and how many recorded runtime calls are
- * open (a driver call inside one is the same application call, recorded once). */
-#define MAX_NESTING 8
+/* Hooked calls in progress on this thread: only the outermost is the application's call and
+ * is recorded (a driver call inside a runtime call, or a runtime call inside
+ * __cudaLaunchKernel, is the same call); its enter time and correlation id. */
 struct call_stack {
-	uint64_t start_ns[MAX_NESTING];
+	uint64_t start_ns;
 	uint32_t depth;
-	uint32_t runtime_depth;
+	uint32_t outer;
 	uint32_t anonymous_launches;
-	CUcontext context; /* the last context seen, and its device */
 	uint32_t device;
+	CUcontext context; /* the last context seen, and its device */
 };
 
 /* initial-exec: four lookups a launch through __tls_get_addr cost more than the rest of the
@@ -237,7 +255,9 @@ static uint32_t device_of(struct call_stack *cs, CUcontext ctx)
 		return 0;
 	if (ctx == cs->context)
 		return cs->device;
-	if (gw_cupti.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
+	/* A fork child never calls CUPTI: its state is the parent's. */
+	if (!atomic_load_explicit(&gw_cupti_usable, memory_order_relaxed) ||
+	    gw_cupti.cuptiGetDeviceId(ctx, &dev) != CUPTI_SUCCESS)
 		dev = 0;
 	cs->context = ctx;
 	cs->device = dev;
@@ -264,6 +284,8 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 		      info->category == GW_API_MEMSET || info->category == GW_API_GRAPH_LAUNCH);
 
 	r.tid = gw_thread_id();
+	if (!atomic_load_explicit(&gw_cupti_cuda_seen, memory_order_relaxed))
+		atomic_store(&gw_cupti_cuda_seen, true);
 	/* CUPTI's function names are constants of the library, as are the table's. */
 	r.name_id = gw_intern_string_static(GW_STRING_API,
 					    cb->functionName ? cb->functionName : info->name);
@@ -281,6 +303,12 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 				     : ++cs->anonymous_launches;
 		stack = stack || (gw_stacks_enabled() && gw_stack_sample_launch(n));
 	}
+	if ((info->category == GW_API_LAUNCH || info->category == GW_API_GRAPH_LAUNCH) &&
+	    !r.status) /* approximate: threads racing here may lose a count */
+		atomic_store_explicit(
+			&gw_cupti_launches,
+			atomic_load_explicit(&gw_cupti_launches, memory_order_relaxed) + 1,
+			memory_order_relaxed);
 	if (stack)
 		r.stack_id = gw_stack_capture();
 	gw_emit(GW_REC_API, &r);
@@ -310,15 +338,14 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 	const CUpti_CallbackData *cb = data;
 	struct call_stack *cs = &calls;
 	const struct api_info *info;
-	bool runtime = domain == CUPTI_CB_DOMAIN_RUNTIME_API;
 
 	(void)userdata;
-	if (runtime) {
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
 		if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
 			return;
 		info = &runtime_info[cbid];
 	} else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-		if (cs->runtime_depth || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
+		if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
 			return;
 		info = &driver_info[cbid];
 	} else {
@@ -328,18 +355,18 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 
 	if (cb->callbackSite == CUPTI_API_ENTER) {
-		if (cs->depth < MAX_NESTING)
-			cs->start_ns[cs->depth] = gw_now_ns();
-		cs->depth++;
-		cs->runtime_depth += runtime;
+		if (!cs->depth++) {
+			cs->outer = cb->correlationId;
+			cs->start_ns = gw_now_ns();
+		} else {
+			/* The GPU work may carry this inner call's id: it joins the outer call. */
+			gw_corr_alias(cb->correlationId, cs->outer);
+		}
 		return;
 	}
 	/* An exit whose enter came before the subscription has nothing to pair with. */
-	if (!cs->depth || (runtime && !cs->runtime_depth))
+	if (!cs->depth || --cs->depth)
 		return;
-	cs->depth--;
-	cs->runtime_depth -= runtime;
 	if (gw_capturing())
-		record(cs, domain, cbid, info, cb,
-		       cs->depth < MAX_NESTING ? cs->start_ns[cs->depth] : gw_now_ns());
+		record(cs, domain, cbid, info, cb, cs->start_ns);
 }

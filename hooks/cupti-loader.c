@@ -16,8 +16,12 @@
 struct gw_cupti_api gw_cupti;
 uint32_t gw_cupti_version;
 char gw_cupti_path[4096 + 64];
+bool gw_cupti_loaded_before;
+_Atomic bool gw_cupti_usable;
+unsigned gw_cupti_unknown_callbacks;
 
 static CUpti_SubscriberHandle subscriber;
+static void *cupti_handle;
 
 struct cudart_location {
 	char dir[4096];
@@ -53,6 +57,19 @@ bool gw_cudart_loaded(void)
 	return dl_iterate_phdr(find_cudart, &loc) != 0;
 }
 
+/* A libcupti the process has loaded already (PyTorch's libkineto links one). */
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *slash = strrchr(info->dlpi_name, '/');
+	char *path = data;
+
+	(void)size;
+	if (!slash || strncmp(slash + 1, "libcupti.so", 11))
+		return 0;
+	snprintf(path, sizeof(gw_cupti_path), "%s", info->dlpi_name);
+	return 1;
+}
+
 static void *try_open(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -71,6 +88,13 @@ static void *search(const char *explicit_path, char *why, size_t why_size)
 	if (explicit_path) {
 		if (!(h = try_open(explicit_path)))
 			snprintf(why, why_size, "cannot load %s: %s", explicit_path, dlerror());
+		return h;
+	}
+
+	/* The process's own: RTLD_NOLOAD only takes a reference, it loads nothing. */
+	if (dl_iterate_phdr(find_cupti, path) && (h = dlopen(path, RTLD_NOW | RTLD_NOLOAD))) {
+		snprintf(gw_cupti_path, sizeof(gw_cupti_path), "%s", path);
+		gw_cupti_loaded_before = true;
 		return h;
 	}
 
@@ -93,11 +117,14 @@ static void *search(const char *explicit_path, char *why, size_t why_size)
 		}
 	}
 	{
+		/* lib/: the toolkit as the CUDA 13 wheels lay it out (nvidia/cu13/lib). */
 		static const char *const fixed[] = {
 			GW_CUDA_ROOT "/lib64/libcupti.so",
 			GW_CUDA_ROOT "/extras/CUPTI/lib64/libcupti.so",
+			GW_CUDA_ROOT "/lib/libcupti.so",
 			"/usr/local/cuda/lib64/libcupti.so",
 			"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+			"/usr/local/cuda/lib/libcupti.so",
 			"libcupti.so." GW_CUPTI_SOVERSION,
 			"libcupti.so",
 		};
@@ -116,6 +143,7 @@ int gw_cupti_load(const char *explicit_path, char *why, size_t why_size)
 
 	if (!h)
 		return -ENOENT;
+	cupti_handle = h;
 #define GW_CUPTI_RESOLVE(f)                                                                        \
 	gw_cupti.f = (__typeof__(f) *)dlsym(h, #f);                                                \
 	if (!gw_cupti.f) {                                                                         \
@@ -155,6 +183,14 @@ int gw_cupti_subscribe(char *why, size_t why_size)
 	/* CUPTI asks for cuptiSubscribe before any other call (multi-subscriber mode). */
 	if (gw_cupti.cuptiGetVersion(&gw_cupti_version) != CUPTI_SUCCESS)
 		gw_cupti_version = 0;
+	if (gw_cupti_version < GW_CUPTI_MIN_API) {
+		snprintf(why, why_size,
+			 "%s is CUPTI API version %u, older than CUDA 11.0's (%u), whose records "
+			 "gpuwhy reads",
+			 gw_cupti_path, gw_cupti_version, GW_CUPTI_MIN_API);
+		gw_cupti_unsubscribe();
+		return -ENOTSUP;
+	}
 	/* Registered once per process: re-registering corrupts kernel timestamps. */
 	r = gw_cupti.cuptiActivityRegisterTimestampCallback(timestamp);
 	if (r != CUPTI_SUCCESS) {
@@ -169,10 +205,16 @@ int gw_cupti_subscribe(char *why, size_t why_size)
 			 result_text(r));
 		goto fail;
 	}
+	atomic_store(&gw_cupti_usable, true);
 	return 0;
 fail:
 	gw_cupti_unsubscribe();
 	return -EIO;
+}
+
+void *gw_cupti_symbol(const char *name)
+{
+	return cupti_handle ? dlsym(cupti_handle, name) : NULL;
 }
 
 void gw_cupti_unsubscribe(void)
@@ -185,15 +227,29 @@ void gw_cupti_unsubscribe(void)
 int gw_cupti_enable(void)
 {
 	static const CUpti_ActivityKind kinds[] = {GW_CUPTI_ACTIVITY_KINDS};
+	__typeof__(cuptiActivityEnableAllSyncRecords) *all_sync;
+	const char *name;
 	int failed = 0;
 
-	for (unsigned i = 0; i < gw_api_rows_count; i++)
+	gw_cupti_unknown_callbacks = 0;
+	for (unsigned i = 0; i < gw_api_rows_count; i++) {
 		if (gw_cupti.cuptiEnableCallback(1, subscriber, gw_api_rows[i].domain,
-						 gw_api_rows[i].cbid) != CUPTI_SUCCESS)
+						 gw_api_rows[i].cbid) == CUPTI_SUCCESS)
+			continue;
+		/* An id this CUPTI has no name for is newer than it: not a refusal. */
+		if (gw_cupti.cuptiGetCallbackName(gw_api_rows[i].domain, gw_api_rows[i].cbid,
+						  &name) != CUPTI_SUCCESS)
+			gw_cupti_unknown_callbacks++;
+		else
 			failed++;
+	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (gw_cupti.cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
 			failed++;
+	/* CUPTI 12.8 and later: no record for each poll of a stream or event query. */
+	*(void **)&all_sync = dlsym(cupti_handle, "cuptiActivityEnableAllSyncRecords");
+	if (all_sync)
+		all_sync(0);
 	return failed;
 }
 

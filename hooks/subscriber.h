@@ -2,6 +2,7 @@
 /* The CUPTI subscriber: loading libcupti, the API callbacks and the activity buffers. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,7 +22,8 @@
 	X(cuptiActivityFlushAll)                                                                   \
 	X(cuptiActivityGetNextRecord)                                                              \
 	X(cuptiActivityGetNumDroppedRecords)                                                       \
-	X(cuptiGetDeviceId)
+	X(cuptiGetDeviceId)                                                                        \
+	X(cuptiGetCallbackName)
 
 struct gw_cupti_api {
 #define GW_CUPTI_POINTER(f) __typeof__(f) *f;
@@ -30,10 +32,27 @@ struct gw_cupti_api {
 };
 
 /* The loaded library: functions valid after gw_cupti_load, the version after
- * gw_cupti_subscribe succeeded. */
+ * gw_cupti_subscribe succeeded. gw_cupti_loaded_before: it was in the process already. */
 extern struct gw_cupti_api gw_cupti;
 extern uint32_t gw_cupti_version;
 extern char gw_cupti_path[4096 + 64];
+extern bool gw_cupti_loaded_before;
+
+/* The oldest CUPTI whose records gpuwhy can read: API 13 (CUDA 11.0) brought the kernel, copy
+ * and memset records with graphId (Kernel5, Memcpy4, Memset3) at the offsets gpuwhy reads. */
+#define GW_CUPTI_MIN_API 13
+
+/* Whether CUPTI may be called in this process: true once subscribed, false in a fork child
+ * (CUPTI has no fork support: a call there may never return). */
+extern _Atomic bool gw_cupti_usable;
+/* Set at the first recorded CUDA call: CUPTI is flushed only from then on. */
+extern _Atomic bool gw_cupti_cuda_seen;
+/* Successful launch and graph-launch calls recorded (approximate: a count lost to a race
+ * between threads is no matter), for noticing a second CUPTI client. */
+extern _Atomic uint64_t gw_cupti_launches;
+/* Callbacks of the table that this CUPTI does not know (an older CUPTI: CUPTI 12 has no
+ * cuCtxSynchronize_v2), set by gw_cupti_enable: version noise, not refusals. */
+extern unsigned gw_cupti_unknown_callbacks;
 
 /* The activity kinds gpuwhy enables. RUNTIME and DRIVER API records would repeat the
  * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
@@ -46,22 +65,29 @@ extern char gw_cupti_path[4096 + 64];
 bool gw_cudart_loaded(void);
 
 /*
- * Loads libcupti: explicit (GPUWHY_CUPTI_PATH) if not NULL, else next to the process's
- * libcudart, the CUDA toolkit, Python's nvidia/cuda_cupti/lib beside a wheel's libcudart,
- * then the plain soname. Returns 0 or -ENOENT / -ENOSYS, with a reason in why.
+ * Loads libcupti: explicit (GPUWHY_CUPTI_PATH) if not NULL, else the one the process already
+ * has (PyTorch's, jaxlib's: two CUPTIs against one driver would fight), else next to the
+ * process's libcudart, the CUDA toolkit, Python's nvidia/cuda_cupti/lib beside a wheel's
+ * libcudart, then the plain soname. Returns 0 or -ENOENT / -ENOSYS, with a reason in why.
  */
 int gw_cupti_load(const char *explicit_path, char *why, size_t why_size);
 
 /*
  * Subscribes the callback, registers the timestamp callback (CLOCK_MONOTONIC_RAW) and the
  * activity buffer callbacks. Enables nothing yet. -EBUSY when another subscriber holds CUPTI
- * (error 39), another -errno otherwise; a reason in why.
+ * (error 39), -ENOTSUP for a CUPTI older than GW_CUPTI_MIN_API, another -errno otherwise; a
+ * reason in why.
  */
 int gw_cupti_subscribe(char *why, size_t why_size);
 
-/* Enables the callbacks of include/gpuwhy/api-table.def and the activity kinds. Returns how many of
- * them failed (0 = all on). */
+/* Enables the callbacks of include/gpuwhy/api-table.def and the activity kinds, and turns off CUPTI's
+ * records of queries that found the work unfinished (a polling loop's, where the CUPTI has
+ * cuptiActivityEnableAllSyncRecords). Returns how many CUPTI refused (0 = all on); callbacks
+ * it does not know are counted in gw_cupti_unknown_callbacks instead. */
 int gw_cupti_enable(void);
+
+/* A function of the loaded libcupti by name, or NULL (none loaded, or it lacks it). */
+void *gw_cupti_symbol(const char *name);
 
 /* Gives back the subscription (when the trace could not be started after all). */
 void gw_cupti_unsubscribe(void);
@@ -70,11 +96,20 @@ void gw_cupti_unsubscribe(void);
  * into records on return, or on CUPTI's thread. Never call with a gpuwhy lock held. */
 void gw_cupti_flush(bool forced);
 
-/* Starts / stops the thread that flushes CUPTI's buffers every GW_CUPTI_FLUSH_NS, so that GPU
- * records reach the file as fast as host ones. */
+/*
+ * Starts the thread that converts the buffers CUPTI completes and flushes CUPTI every
+ * GW_CUPTI_FLUSH_NS once the program made its first recorded CUDA call, so that GPU records
+ * reach the file soon after CUPTI lets them go. 0 or -errno.
+ */
 #define GW_CUPTI_FLUSH_NS 50000000ull
 int gw_cupti_flusher_start(void);
-void gw_cupti_flusher_stop(void);
+
+/*
+ * At exit: has the flusher force CUPTI's last buffers out (when CUPTI may be called) and
+ * convert them, and stops it; waits at most timeout_ns. -ETIMEDOUT when it did not finish
+ * (stuck inside CUPTI): it is left behind and converts nothing more. 0 otherwise.
+ */
+int gw_cupti_finish(uint64_t timeout_ns);
 
 /* In a fork child, where the flusher thread does not exist: forgets it without joining. */
 void gw_cupti_flusher_forget(void);
@@ -82,8 +117,32 @@ void gw_cupti_flusher_forget(void);
 /* Whether activity records are converted (true while a writer runs in this process). */
 void gw_cupti_set_activity(bool on);
 
-/* Allocates the activity buffer pool. 0 or -ENOMEM. */
+/* The trace's start time: notes say "+S s" from it. */
+void gw_cupti_set_epoch(uint64_t start_ns);
+
+/* Allocates the activity buffer pool and the correlation alias table. 0 or -ENOMEM. */
 int gw_cupti_pool_init(void);
+
+/* Another CUPTI client's call that takes from gpuwhy, seen by libgpuwhy.so's interposers
+ * (lib/entry.c): a NOTE saying what is lost from when, once per kind of call. caller: the
+ * object that made the call, or NULL. */
+enum gw_cupti_foreign {
+	GW_FOREIGN_BUFFERS,   /* cuptiActivityRegisterCallbacks */
+	GW_FOREIGN_TIMESTAMP, /* cuptiActivityRegisterTimestampCallback */
+	GW_FOREIGN_DISABLE,   /* cuptiActivityDisable of a kind gpuwhy enabled */
+	GW_FOREIGN_FINALIZE,  /* cuptiFinalize */
+};
+void gw_cupti_foreign_call(enum gw_cupti_foreign what, const char *caller);
+
+/* NOTE records for what was seen before the trace began (gw_cupti_start_notes) and what the
+ * exit found (gw_cupti_exit_notes: operations CUPTI could not time, no DEVICE record). */
+void gw_cupti_start_notes(void);
+void gw_cupti_exit_notes(void);
+
+/* One line: how many kernel, copy and memset records carried an inner call's correlation id
+ * (the driver call's inside a runtime call) rather than the recorded call's: which of the two
+ * a CUPTI gives, said at exit with GPUWHY_DEBUG=1. */
+void gw_cupti_join_stats(char *text, size_t size);
 
 /* CUPTI callbacks (cupti-callbacks.c, cupti-activity.c). */
 void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,

@@ -29,16 +29,26 @@
 #include "output-path.h"
 #include "trace-writer.h"
 
-/* Host records reach the file within this; CUPTI's buffers are flushed as often, so anything
- * older than about twice this survives a SIGKILL. */
+/* Host records reach the file within this (CUPTI's buffers are flushed as often, but CUPTI
+ * holds back a buffer while any record in it is incomplete: doc/capture.md). */
 #define WRITER_FLUSH_NS 50000000ull
 #define SIGNAL_FLUSH_NS 200000000ull
+/* At exit, the longest gpuwhy waits for CUPTI's last flush before it gives up (a flush that
+ * never returns must not keep the program from exiting). */
+#define EXIT_WAIT_NS	5000000000ull
+
+/* How a start goes: with CUPTI; in a fork child of a process that used CUPTI (the callbacks
+ * still fire there, CUPTI must not be called); or without CUPTI, for a reason. */
+enum start_mode { START_CUPTI, START_FORK_CHILD, START_WITHOUT_CUPTI };
 
 static struct gw_config config;
 static bool config_loaded;
 static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool start_attempted;	   /* this process image tried (a fork child inherits it) */
 static bool cupti_ready;	   /* subscribed and enabled: inherited by fork children */
+static bool callbacks_only;	   /* a fork child's trace: CUPTI's callbacks, no CUPTI calls */
+static const char *aside_reason;   /* why a start goes without CUPTI */
+static __thread bool starting;	   /* this thread is inside a start (a nested one returns) */
 static bool writer_running;	   /* this process's trace is open */
 static _Atomic bool child_pending; /* fork child of a capturing parent, no trace yet */
 /* The process the library was loaded into: a trace started under another pid is a fork
@@ -147,10 +157,23 @@ static void at_exit(void)
 	if (!writer_running)
 		return;
 	atomic_store(&gw_capture_on, false);
-	gw_cupti_flusher_stop();
-	/* GPU records still in CUPTI's buffers become trace records before the footer. */
-	if (cupti_ready)
-		gw_cupti_flush(true);
+	/* GPU records still in CUPTI's buffers become trace records before the footer, unless
+	 * CUPTI's flush does not come back in time: the program exits regardless. */
+	if ((cupti_ready || callbacks_only) && gw_cupti_finish(EXIT_WAIT_NS) == -ETIMEDOUT) {
+		static const char gave_up[] =
+			"CUPTI's final flush did not return within 5 s: gpuwhy gave up waiting, "
+			"and the GPU records CUPTI still held are missing";
+
+		note(GW_NOTE_WARNING, gave_up);
+		say("%s (trace %s)", gave_up, trace_path);
+	}
+	if (cupti_ready || callbacks_only) {
+		char joins[256];
+
+		gw_cupti_exit_notes();
+		gw_cupti_join_stats(joins, sizeof(joins));
+		debug(1, "%s", joins);
+	}
 	gw_cupti_set_activity(false);
 	/* Writes to a file unlinked under us (its directory removed) all succeed: without this
 	 * check the run would end saying where a trace is that nobody can read. */
@@ -204,8 +227,10 @@ static void install_signal(int sig, struct sigaction *prev)
 static void atfork_child(void)
 {
 	gw_modules_fork_child();
-	/* Only this thread exists now; the parent's writer, flusher and ids are not ours. */
+	/* Only this thread exists now; the parent's writer, flusher and ids are not ours, nor
+	 * is its CUPTI, which has no fork support: a call into it may never return. */
 	atomic_store(&gw_capture_on, false);
+	atomic_store(&gw_cupti_usable, false);
 	gw_cupti_set_activity(false);
 	if (writer_running) {
 		gw_writer_atfork_child();
@@ -232,14 +257,15 @@ static size_t read_cmdline(char *buf, size_t size)
 	return buf[n - 1] == '\0' ? (size_t)n - 1 : (size_t)n;
 }
 
-static void start_locked(bool child)
+static void start_locked(enum start_mode mode)
 {
+	bool child = mode == START_FORK_CHILD;
 	static char host[256], command[4096];
 	struct gw_writer_options opt = {.flush_interval_ns = WRITER_FLUSH_NS};
 	struct gw_rec_header hdr;
 	struct timespec real;
 	char why[768] = "";
-	bool have_cupti = child && cupti_ready;
+	bool have_cupti = child;
 	int64_t rank = gw_rank_from_env();
 	size_t command_len;
 	int fd, r, failed;
@@ -263,7 +289,9 @@ static void start_locked(bool child)
 		    fd == -EEXIST ? " (never overwritten)" : "");
 		return;
 	}
-	if (!child) {
+	if (mode == START_WITHOUT_CUPTI) {
+		snprintf(why, sizeof(why), "%s", aside_reason);
+	} else if (!child) {
 		r = gw_cupti_pool_init();
 		if (!r)
 			r = gw_cupti_load(config.cupti_path, why, sizeof(why));
@@ -306,6 +334,7 @@ static void start_locked(bool child)
 	}
 	writer_running = true;
 	trace_fd = fd;
+	gw_cupti_set_epoch(hdr.start_ns);
 	if (!have_cupti) {
 		say("%s: the trace %s will hold no GPU events", why, trace_path);
 		note(GW_NOTE_WARNING, why);
@@ -313,20 +342,30 @@ static void start_locked(bool child)
 	gw_modules_scan();
 	gw_cupti_set_activity(have_cupti);
 	atomic_store(&gw_capture_on, true);
-	if (have_cupti) {
-		if (!child) {
-			failed = gw_cupti_enable();
-			cupti_ready = true;
-			if (failed) {
-				snprintf(why, sizeof(why),
-					 "CUPTI refused %d of the callbacks and activity kinds",
-					 failed);
-				debug(1, "%s", why);
-				note(GW_NOTE_INFO, why);
-			}
+	if (child) {
+		callbacks_only = true;
+		note(GW_NOTE_WARNING,
+		     "a fork child of a process that used CUPTI, which does not work after fork: "
+		     "its CUDA calls are recorded as CUPTI's callbacks saw them, none of its GPU "
+		     "work");
+	} else if (have_cupti) {
+		failed = gw_cupti_enable();
+		cupti_ready = true;
+		if (gw_cupti_loaded_before)
+			debug(1, "CUPTI was loaded already: %s", gw_cupti_path);
+		if (gw_cupti_unknown_callbacks)
+			debug(1, "%u of the callbacks are newer than CUPTI %u",
+			      gw_cupti_unknown_callbacks, gw_cupti_version);
+		if (failed) {
+			snprintf(why, sizeof(why),
+				 "CUPTI refused %d of the callbacks and activity kinds", failed);
+			debug(1, "%s", why);
+			note(GW_NOTE_INFO, why);
 		}
+		gw_cupti_start_notes();
 		if (gw_cupti_flusher_start() < 0)
-			note(GW_NOTE_WARNING, "no CUPTI flusher thread: GPU records arrive late");
+			note(GW_NOTE_WARNING,
+			     "no CUPTI flusher thread: GPU records arrive at exit");
 	}
 	if (!exit_registered) {
 		exit_registered = true;
@@ -347,14 +386,24 @@ static void start_locked(bool child)
 	debug(1, "tracing into %s", trace_path);
 }
 
-void gw_lifecycle_start(void)
+static void start_once(enum start_mode mode)
 {
+	/* A CUPTI that initializes the driver calls InitializeInjection from inside the start. */
+	if (starting)
+		return;
+	starting = true;
 	pthread_mutex_lock(&start_lock);
 	if (!start_attempted) {
 		start_attempted = true;
-		start_locked(false);
+		start_locked(mode);
 	}
 	pthread_mutex_unlock(&start_lock);
+	starting = false;
+}
+
+void gw_lifecycle_start(void)
+{
+	start_once(START_CUPTI);
 }
 
 /* gw_lifecycle.wake: a fork child of a capturing parent starts its trace at its first event. */
@@ -367,7 +416,7 @@ static bool wake(void)
 		atomic_store(&child_pending, false);
 		gw_intern_reset();
 		gw_modules_reset();
-		start_locked(true);
+		start_locked(START_FORK_CHILD);
 	}
 	pthread_mutex_unlock(&start_lock);
 	return atomic_load(&gw_capture_on);
@@ -386,16 +435,18 @@ static bool is_self(const char *path)
 }
 
 /*
- * The preload constructor's work. It makes no CUDA call. CUPTI must be subscribed before the first
- * CUDA context: when libcudart is already loaded (a DT_NEEDED of the program) that is now;
- * otherwise (static cudart, Python loading CUDA later) the driver's injection hook is the
- * right moment, so the library names itself in CUDA_INJECTION64_PATH and waits for
- * InitializeInjection. If another tool already owns that variable, start now.
+ * The preload constructor's work. It makes no CUDA call and no CUPTI call: CUPTI may initialize
+ * the driver, and a program that sets CUDA_VISIBLE_DEVICES in main, or forks workers before
+ * its first CUDA call, must find CUDA untouched. The driver's injection hook is the moment,
+ * before the first context whatever loads CUDA and however: the library names itself in
+ * CUDA_INJECTION64_PATH and waits for InitializeInjection. When another tool owns that
+ * variable (Nsight, compute-sanitizer), gpuwhy steps aside: it neither loads a second CUPTI
+ * beside the tool's nor subscribes before it, and its trace says so.
  */
 void gw_lifecycle_preload(void)
 {
 	const char *injection = secure_getenv("CUDA_INJECTION64_PATH");
-	static char self_path[PATH_MAX];
+	static char self_path[PATH_MAX], reason[PATH_MAX + 128];
 	Dl_info di;
 
 	loaded_pid = getpid();
@@ -406,17 +457,22 @@ void gw_lifecycle_preload(void)
 		debug(1, "waiting for InitializeInjection");
 		return;
 	}
-	if (injection || gw_cudart_loaded()) {
+	if (injection && *injection) {
+		snprintf(
+			reason, sizeof(reason),
+			"CUDA_INJECTION64_PATH=%s belongs to another CUDA tool: gpuwhy steps aside",
+			injection);
+		aside_reason = reason;
 		in_constructor = true;
-		gw_lifecycle_start();
+		start_once(START_WITHOUT_CUPTI);
 		in_constructor = false;
 		return;
 	}
 	/* Absolute, so that children in other directories find it too. */
 	if (dladdr((void *)gw_lifecycle_preload, &di) && di.dli_fname &&
 	    realpath(di.dli_fname, self_path)) {
-		setenv("CUDA_INJECTION64_PATH", self_path, 0);
-		debug(1, "no libcudart yet: deferring to InitializeInjection");
+		setenv("CUDA_INJECTION64_PATH", self_path, 1);
+		debug(1, "waiting for InitializeInjection (CUDA_INJECTION64_PATH)");
 		return;
 	}
 	in_constructor = true;

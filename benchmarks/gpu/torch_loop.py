@@ -3,7 +3,7 @@
 # Real-GPU check: a small PyTorch training loop, plain, under gpuwhy (LD_PRELOAD) or under
 # torch.profiler, printing its own step times and (profiled) kernel count as JSON.
 """usage: torch_loop.py [--configs small-item,small,large-item,large] [--steps N]
-                     [--warmup N] [--profile none|torch] [--trace FILE] [--json FILE]
+                     [--warmup N] [--profile none|torch|window] [--trace FILE] [--json FILE]
 
 Each config trains a 4-layer MLP (1024-4096-4096-1024, AdamW, cross-entropy) for warmup +
 steps iterations; 'small' is batch 8, 'large' batch 2048; '-item' reads loss.item() every
@@ -65,7 +65,9 @@ def main():
     ap.add_argument('--configs', default='small-item,small,large-item,large')
     ap.add_argument('--steps', type=int, default=40)
     ap.add_argument('--warmup', type=int, default=5)
-    ap.add_argument('--profile', choices=['none', 'torch'], default='none')
+    ap.add_argument('--profile', choices=['none', 'torch', 'window'], default='none',
+                    help='window: the first config plain, the second inside a torch.profiler '
+                    'window, the rest plain again (a profiler opened in the middle of a run)')
     ap.add_argument('--trace')
     ap.add_argument('--json')
     ap.add_argument('--device', default='cuda')
@@ -93,6 +95,17 @@ def main():
         out['profiler_memcpy'] = sum(1 for e in events if e.get('cat') == 'gpu_memcpy')
         out['profiler_memset'] = sum(1 for e in events if e.get('cat') == 'gpu_memset')
         out['trace_bytes'] = os.path.getsize(trace)
+    elif a.profile == 'window':
+        from torch.profiler import ProfilerActivity, profile
+        acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA]
+        for i, c in enumerate(configs):
+            if i == 1:
+                with profile(activities=acts) as prof:
+                    out['configs'][c] = run_config(c, a.steps, a.warmup, a.device)
+                out['profiler_kernels'] = sum(1 for e in prof.events()
+                                              if e.device_type.name == 'CUDA')
+            else:
+                out['configs'][c] = run_config(c, a.steps, a.warmup, a.device)
     else:
         for c in configs:
             out['configs'][c] = run_config(c, a.steps, a.warmup, a.device)

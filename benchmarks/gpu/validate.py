@@ -485,6 +485,219 @@ class Validation:
                     got=classes, names=names[:8])
         self.overhead('programs', 'cublas_gemm', [cb, str(iters)], 5, r'loop_ms=([\d.]+)')
 
+    # --- what the real CUPTI does that capture depends on (doc/capture.md, "verify" items) ---
+
+    CUPTI_PATHS = {'p_chevron': '__cudaLaunchKernel', 'p_runtime': 'cudaLaunchKernel',
+                   'p_coop': 'cudaLaunchCooperativeKernel', 'p_ex': 'cudaLaunchKernelExC',
+                   'p_driver': 'cuLaunchKernel', 'p_graph': 'cudaGraphLaunch'}
+
+    @staticmethod
+    def records(dump):
+        """(kind, fields) of each record of a --dump file, strings unquoted."""
+        out = []
+        with open(dump, errors='replace') as f:
+            for line in f:
+                kind, _, rest = line.rstrip('\n').partition(' ')
+                fields = {}
+                for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', rest):
+                    fields[k] = v[1:-1] if v.startswith('"') else v
+                out.append((kind, fields))
+        return out
+
+    def cupti_run(self, tag, binary, args, env=None, gpuwhy=True, timeout=120):
+        """One run of cupti_check: (rc, stdout, stderr, secs, [record lists of its traces])."""
+        if not gpuwhy:
+            e = dict(self.env)
+            if self.sim:
+                e['LD_LIBRARY_PATH'] = os.path.join(self.build, 'tests', 'gpusim') + ':' + \
+                    e.get('LD_LIBRARY_PATH', '')
+            e.update(env or {})
+            rc, so, se, secs = self.run([binary] + args, env=e, timeout=timeout, name=tag)
+            return rc, so, se, secs, []
+        rc, secs, traces, se = self.gpuwhy_run(tag, [binary] + args, env, timeout=timeout)
+        recs = []
+        for i, t in enumerate(traces):
+            _, dump = self.analyse(t, '%s-%d' % (tag, i))
+            recs.append(self.records(dump) if dump else [])
+        return rc, self.last_stdout(tag), se, secs, recs
+
+    def cupti_section(self):
+        """The review's device check, one verdict per "verify": join rate per launch path and
+        copy kind, which correlation id CUPTI gives, start-up (nothing touches CUDA before
+        main, DEVICE records in both start paths, the first call's cost), exit paths (no GPU
+        call, work in flight, cudaDeviceReset), fork before and after CUDA, CUPTI's own device
+        memory, a CUDA_INJECTION64_PATH that names nothing, GPU against host timestamps."""
+        sec = 'cupti'
+        if not self.budget_ok(sec, 60):
+            return
+        b = self.build_helper('cupti_check.cu')
+        if not b:
+            return
+        sim = {'GPUSIM_KERNEL_US': 'p_spin=3000000'} if self.sim else {}
+        n = 200
+        # 1. every launch path and copy kind joined to its call; which id the GPU records carry
+        rc, so, se, _, recs = self.cupti_run('cupti-paths', b, ['paths', str(n)],
+                                             dict(sim, GPUWHY_DEBUG='1'))
+        if rc != 0 or not recs or not recs[0]:
+            self.record(sec, 'launch paths', 'FAIL', note='exit %d: %s' % (rc, se[-300:]))
+        else:
+            r = recs[0]
+            names = {f['id']: f['text'] for k, f in r if k == 'STRING'}
+            apis = {f['correlation']: f for k, f in r if k == 'API'}
+            driver = 'driver_launch=1' in so
+            for kname, call in self.CUPTI_PATHS.items():
+                mangled = '_Z%d%sPi' % (len(kname), kname)
+                ks = [f for k, f in r if k == 'KERNEL' and names.get(f['name_id']) == mangled]
+                if kname == 'p_driver' and not driver:
+                    self.record(sec, 'join ' + kname, 'SKIP', note='no cuLaunchKernel')
+                    continue
+                joined = [apis.get(f['correlation']) for f in ks]
+                calls = sorted({names.get(a['name_id'], '?') + ' cbid ' + a['cbid']
+                                for a in joined if a})
+                good = sum(1 for a in joined if a and a['category'] in ('1', '2'))
+                self.record(sec, 'join %s (%s)' % (kname, call),
+                            'PASS' if ks and good == len(ks) == n else 'FAIL',
+                            expected='%d of %d joined' % (n, n),
+                            got='%d of %d joined' % (good, len(ks)), api_records=calls)
+            for label, pick in (('pageable cudaMemcpyAsync', lambda f: f['src_kind'] == '1'),
+                                ('pinned copies', lambda f: f['src_kind'] != '1'),):
+                cs = [f for k, f in r if k == 'MEMCPY' and pick(f)]
+                good = sum(1 for f in cs if f['correlation'] in apis)
+                self.record(sec, 'join ' + label, 'PASS' if cs and good == len(cs) else 'FAIL',
+                            got='%d of %d joined' % (good, len(cs)))
+            ms = [f for k, f in r if k == 'MEMSET']
+            good = sum(1 for f in ms if f['correlation'] in apis)
+            self.record(sec, 'join cudaMemset', 'PASS' if ms and good == len(ms) else 'FAIL',
+                        got='%d of %d joined' % (good, len(ms)))
+            m = re.search(r"gpuwhy: (GPU records that carried an inner call's .*)", se)
+            self.record(sec, 'correlation ids CUPTI gives GPU records', 'INFO',
+                        note=m.group(1) if m else 'no line (GPUWHY_DEBUG=1)')
+            first = next((a for k, a in r if k == 'API'), None)
+            if first:
+                self.record(sec, 'first CUDA call (context creation)', 'INFO',
+                            note='%s took %.1f ms' % (names.get(first['name_id']),
+                                                      (int(first['end_ns']) -
+                                                       int(first['start_ns'])) / 1e6))
+            starts = []
+            for k, f in r:
+                a = apis.get(f.get('correlation')) if k == 'KERNEL' else None
+                if a and a['category'] == '1' and int(f['start_ns']):
+                    starts.append(int(f['start_ns']) - int(a['start_ns']))
+            if starts:
+                starts.sort()
+                self.record(sec, 'kernel start - launch call start', 'INFO',
+                            note='min %d ns, median %d ns, %d of %d negative (GPU and host '
+                            'clocks disagree)' % (starts[0], starts[len(starts) // 2],
+                                                  sum(1 for d in starts if d < 0), len(starts)))
+            dev = sum(1 for k, _ in r if k == 'DEVICE')
+            self.record(sec, 'DEVICE record (gpuwhy run: preload and injection)',
+                        'PASS' if dev else 'FAIL', got=dev)
+        # the injection path alone (no LD_PRELOAD)
+        e = dict(self.env, CUDA_INJECTION64_PATH=os.path.join(self.build, 'lib', 'libgpuwhy.so'),
+                 GPUWHY_OUTPUT=os.path.join(self.work, 'inject-%p.trace.zst'))
+        e.update(sim)
+        if self.sim:
+            e['LD_LIBRARY_PATH'] = os.path.join(self.build, 'tests', 'gpusim') + ':' + \
+                e.get('LD_LIBRARY_PATH', '')
+        rc, so, se, _ = self.run([b, 'paths', '2'], env=e, timeout=60, name='cupti-inject')
+        traces = glob.glob(os.path.join(self.work, 'inject-*.trace.zst'))
+        dev = 0
+        if traces:
+            _, dump = self.analyse(traces[0], 'cupti-inject')
+            dev = sum(1 for k, _ in self.records(dump) if k == 'DEVICE') if dump else 0
+        self.record(sec, 'DEVICE record (CUDA_INJECTION64_PATH only)', 'PASS' if dev else 'FAIL',
+                    got=dev, note='exit %d, %d traces' % (rc, len(traces)))
+        # 2. nothing initializes CUDA before main: a device choice made in main holds
+        plain = self.cupti_run('cupti-visible-plain', b, ['visible'], sim, gpuwhy=False)
+        traced = self.cupti_run('cupti-visible', b, ['visible'], sim)
+        self.record(sec, 'CUDA_VISIBLE_DEVICES set in main', 'PASS' if plain[1] == traced[1] and
+                    plain[0] == traced[0] == 0 else 'FAIL', expected=plain[1].strip(),
+                    got=traced[1].strip())
+        # 3. fork before any CUDA call: two processes, each with its own complete trace
+        rc, so, se, _, recs = self.cupti_run('cupti-forkfirst', b, ['forkfirst'], sim)
+        ks = [sum(1 for k, _ in r if k == 'KERNEL') for r in recs]
+        self.record(sec, 'fork before CUDA', 'PASS' if rc == 0 and ks == [3, 3] else 'FAIL',
+                    expected='two traces of 3 kernels', got='exit %d, kernels %s' % (rc, ks))
+        # 4. fork after CUDA, a CUDA call in the child: no hang; the child's trace says why it
+        # has no GPU records
+        rc, so, se, secs, recs = self.cupti_run('cupti-forkafter', b, ['forkafter'], sim,
+                                                timeout=90)
+        notes = [f['text'] for r in recs for k, f in r if k == 'NOTE']
+        self.record(sec, 'fork after CUDA, CUDA call in the child',
+                    'PASS' if rc == 0 and secs < 60 else 'FAIL',
+                    note='exit %d in %.1f s; %s; notes %s' % (
+                        rc, secs, (re.findall(r'cupti_check: forked child.*', so) or ['?'])[0],
+                        notes))
+        # 5. exits: no GPU call (CUPTI is never flushed), work still running, cudaDeviceReset
+        _, _, _, plain_s, _ = self.cupti_run('cupti-count-plain', b, ['count'], sim, gpuwhy=False)
+        rc, so, se, secs, recs = self.cupti_run('cupti-count', b, ['count'], sim)
+        self.record(sec, 'exit of a program without GPU work', 'PASS' if rc == 0 and
+                    secs < plain_s + 3 else 'FAIL',
+                    note='exit %d: %.2f s under gpuwhy, %.2f s plain' % (rc, secs, plain_s))
+        rc, so, se, secs, recs = self.cupti_run('cupti-inflight', b, ['inflight', '3000'], sim)
+        notes = [f['text'] for r in recs for k, f in r if k == 'NOTE']
+        untimed = sum(1 for r in recs for k, f in r if k == 'KERNEL' and f['start_ns'] == '0')
+        self.record(sec, 'exit with a 3 s kernel running', 'PASS' if rc == 0 and
+                    any('without timestamps' in t for t in notes) else 'WARN',
+                    note='exit %d in %.1f s; %d untimed kernel records; notes %s' % (
+                        rc, secs, untimed, notes))
+        rc, so, se, secs, recs = self.cupti_run('cupti-reset', b, ['reset', '100'], sim)
+        ks = sum(1 for r in recs for k, _ in r if k == 'KERNEL')
+        self.record(sec, 'kernels before cudaDeviceReset', 'PASS' if ks == 100 else 'FAIL',
+                    expected=100, got=ks)
+        # the exit drain (doc/capture.md): gpuwhy flushes while CUPTI holds a buffer of its,
+        # at most 1 s; a CUPTI that keeps an empty buffer would cost every exit that second
+        _, _, _, plain_s, _ = self.cupti_run('cupti-exit-plain', b, ['paths', '20'], sim,
+                                             gpuwhy=False)
+        rc, so, se, secs, recs = self.cupti_run('cupti-exit', b, ['paths', '20'], sim)
+        self.record(sec, 'exit after GPU work (the drain)', 'PASS' if rc == 0 and
+                    secs < plain_s + 0.9 else 'WARN',
+                    note='%.2f s under gpuwhy, %.2f s plain (a second more: CUPTI keeps a '
+                    'buffer, and every exit waits the whole drain)' % (secs, plain_s))
+        # 6. CUPTI's own device memory; a CUDA_INJECTION64_PATH that names nothing
+        plain = self.cupti_run('cupti-mem-plain', b, ['meminfo'], sim, gpuwhy=False)
+        traced = self.cupti_run('cupti-mem', b, ['meminfo'], sim)
+        fp = re.search(r'free=(\d+)', plain[1])
+        ft = re.search(r'free=(\d+)', traced[1])
+        self.record(sec, 'device memory CUPTI takes', 'INFO',
+                    note='%.1f MiB less free under gpuwhy' % (
+                        (int(fp.group(1)) - int(ft.group(1))) / 2 ** 20) if fp and ft else
+                    'no figure')
+        rc, so, se, _, _ = self.cupti_run('cupti-noinject', b, ['paths', '2'],
+                                          dict(sim, CUDA_INJECTION64_PATH='/nonexistent/lib.so'),
+                                          gpuwhy=False)
+        self.record(sec, 'CUDA_INJECTION64_PATH naming no file', 'PASS' if rc == 0 else 'FAIL',
+                    note='exit %d: %s' % (rc, (se or so).strip()[-200:]))
+
+    def torch_window(self):
+        """A torch.profiler window in the middle of a gpuwhy run (Kineto re-registers CUPTI's
+        buffers): the trace must say from when GPU records are missing."""
+        if self.sim:
+            self.record('torch', 'profiler window inside a gpuwhy run', 'SKIP',
+                        note='needs a GPU')
+            return
+        if not (self.info['versions'].get('torch') or '').endswith('True'):
+            self.record('torch', 'profiler window inside a gpuwhy run', 'SKIP',
+                        note='no PyTorch with CUDA here')
+            return
+        if not self.budget_ok('torch', 40):
+            return
+        cmd = [sys.executable, os.path.join(HERE, 'torch_loop.py'), '--steps', '20',
+               '--configs', 'small,small,small', '--profile', 'window']
+        rc, _, traces, se = self.gpuwhy_run('torch-window', cmd, timeout=180)
+        if rc != 0 or not traces:
+            self.record('torch', 'profiler window inside a gpuwhy run', 'FAIL',
+                        note='exit %d: %s' % (rc, se.strip()[-300:]))
+            return
+        _, dump = self.analyse(traces[0], 'torch-window')
+        r = self.records(dump) if dump else []
+        notes = [f['text'] for k, f in r if k == 'NOTE']
+        kernels = sum(1 for k, _ in r if k == 'KERNEL')
+        launches = sum(1 for k, f in r if k == 'API' and f['category'] in ('1', '2'))
+        self.record('torch', 'profiler window inside a gpuwhy run',
+                    'PASS' if any('another CUPTI client' in t for t in notes) else 'FAIL',
+                    note='%d launches, %d kernel records; notes %s' % (launches, kernels, notes))
+
     @staticmethod
     def dropped(dump):
         with open(dump, errors='replace') as f:
@@ -831,7 +1044,9 @@ def main():
             v.workloads()
             v.tiny_loop()
             v.graph_and_cublas()
+            v.cupti_section()
             v.torch_section()
+            v.torch_window()
             v.ncu_section()
             v.host_benchmarks()
     except Exception as e:  # a bug here must still leave a summary behind

@@ -18,7 +18,22 @@ this script passes, never from a previous run's output.
                                     LD_PRELOAD defers to InitializeInjection and sees it all
   floor                             benchmarks' libcupti-floor.so leaves the program alone
                                     and walks every activity record
-  symbols                           libgpuwhy.so exports exactly InitializeInjection
+  symbols                           libgpuwhy.so exports exactly InitializeInjection and the
+                                    four CUPTI calls it interposes
+  paths                             every launch path (runtime, <<<>>>, driver, cooperative,
+                                    graph): each KERNEL record joins its launch's API record,
+                                    whichever id CUPTI gives it (gpusim's correlation knobs)
+  startup                           nothing touches CUDA before main; fork before CUDA; a tool
+                                    owning CUDA_INJECTION64_PATH; a libcupti already loaded
+  versions                          a CUPTI 12 (no refusal note for ids it does not know), one
+                                    older than CUDA 11.0 (refused), no DEVICE record (a note)
+  exit-flush                        CUPTI's flush: a kernel running at exit, a program that
+                                    only counts devices (flushes hang without a context), a
+                                    flush that never returns, a query loop's SYNC records
+  second-client                     another CUPTI client takes the buffers: the trace says so,
+                                    interposed (LD_PRELOAD) or inferred (injection only)
+  skew                              GPU times a few µs off the host's (CUPTI interpolates):
+                                    tiny_kernels keeps its cause
 """
 import argparse
 import glob
@@ -498,11 +513,279 @@ def cmd_floor(ctx, opts):
     shutil.rmtree(out)
 
 
+# The injection entry point, and the CUPTI calls by which another client in the process takes
+# CUPTI's activity records from gpuwhy (interposed to say so in the trace).
+EXPORTS = ['InitializeInjection', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
+           'cuptiActivityRegisterTimestampCallback', 'cuptiFinalize']
+
+
 def cmd_symbols(ctx, opts):
     p = subprocess.run(['nm', '-D', '--defined-only', ctx.lib], capture_output=True, text=True)
     names = sorted(line.split()[-1] for line in p.stdout.splitlines() if line.strip())
-    ctx.check(p.returncode == 0 and names == ['InitializeInjection'],
-              f'exported symbols: {names}')
+    ctx.check(p.returncode == 0 and names == EXPORTS, f'exported symbols: {names}')
+
+
+def unquote(text):
+    return text[1:-1] if len(text) >= 2 and text[0] == text[-1] == '"' else text
+
+
+def dump_index(recs):
+    """Kernel names, API records by correlation, KERNEL records and NOTE texts of a dump."""
+    names = {f['id']: unquote(f['text']) for k, f in recs if k == 'STRING'}
+    apis = {f['correlation']: f for k, f in recs if k == 'API'}
+    kernels = [f for k, f in recs if k == 'KERNEL']
+    notes = [unquote(f['text']) for k, f in recs if k == 'NOTE']
+    return names, apis, kernels, notes
+
+
+def probe_run(ctx, args, out, mode='preload', extra=None, timeout=60):
+    env = ctx.env(out, mode, extra)
+    t0 = time.monotonic()
+    p = subprocess.run([ctx.probe] + args, env=env, capture_output=True, text=True,
+                       timeout=timeout)
+    return p, time.monotonic() - t0
+
+
+# The path each probe kernel is launched through, and the call the application made for it
+# (the API record the kernel must join).
+PATHS = {'k_runtime': 'cudaLaunchKernel', 'k_chevron': '__cudaLaunchKernel',
+         'k_chevron_ptsz': '__cudaLaunchKernel_ptsz',
+         'k_cooperative': 'cudaLaunchCooperativeKernel', 'k_ex': 'cudaLaunchKernelExC',
+         'k_driver': 'cuLaunchKernel', 'k_driver_ex': 'cuLaunchKernelEx',
+         'k_driver_coop': 'cuLaunchCooperativeKernel', 'k_graph': 'cudaGraphLaunch',
+         'k_driver_graph': 'cuGraphLaunch'}
+
+
+def cmd_paths(ctx, opts):
+    n = 20
+    configs = [('default (unique ids, GPU records carry the outer call\'s)', {}),
+               ('GPU records carry the driver call\'s id', {'GPUSIM_GPU_CORRELATION': 'driver'}),
+               ('no nested driver callbacks', {'GPUSIM_NESTED_CALLBACKS': '0'}),
+               ('nested calls share the outer id', {'GPUSIM_NESTED_CORRELATION': 'shared'})]
+    for label, extra in configs:
+        for mode in ('preload', 'inject'):
+            out = tempfile.mkdtemp(prefix='gw-e2e-')
+            p, _ = probe_run(ctx, ['paths', str(n)], out, mode, extra)
+            tag = f'paths, {label}, {mode}'
+            ctx.check(p.returncode == 0, f'{tag}: exit {p.returncode}: {p.stderr[-300:]}')
+            files = traces(out)
+            if not ctx.check(len(files) == 1, f'{tag}: {len(files)} traces'):
+                continue
+            rc, recs = ctx.dump(files[0])
+            names, apis, kernels, notes = dump_index(recs)
+            for kname, call in PATHS.items():
+                ks = [k for k in kernels if names.get(k['name_id']) == kname]
+                joined = [apis.get(k['correlation']) for k in ks]
+                good = [a for a in joined if a and a['category'] in ('1', '2') and
+                        names.get(a['name_id']) == call]
+                ctx.check(len(ks) == n, f'{tag}: {len(ks)} {kname} records, expected {n}')
+                ctx.check(len(good) == len(ks),
+                          f'{tag}: {len(good)} of {len(ks)} {kname} records join a {call} call')
+            launches = [a for a in apis.values() if a['category'] in ('1', '2')]
+            # every path once per round, plus the two captured launches
+            ctx.check(len(launches) == n * len(PATHS) + 2,
+                      f'{tag}: {len(launches)} launch records, expected {n * len(PATHS) + 2}')
+            print(f'{tag}: every kernel joined its launch call')
+            shutil.rmtree(out)
+
+
+def cmd_startup(ctx, opts):
+    # 1. A device setting made in main is seen: nothing initialized CUDA before main, although
+    # libcudart is a DT_NEEDED of the program and CUPTI initializes the driver when subscribed.
+    for mode in ('preload', 'inject'):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, _ = probe_run(ctx, ['visible'], out, mode)
+        ctx.check(p.returncode == 0 and 'probe: 64 SMs' in p.stdout,
+                  f'visible ({mode}): {p.stdout.strip()} {p.stderr[-200:]}')
+        ctx.check(len(traces(out)) == 1, f'visible ({mode}): {len(traces(out))} traces')
+        shutil.rmtree(out)
+    # 2. fork before any CUDA call: the child is a process of its own, with its own CUPTI and
+    # all its GPU records; the parent too.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['forkfirst'], out)
+    ctx.check(p.returncode == 0, f'forkfirst: exit {p.returncode}: {p.stderr[-300:]}')
+    files = traces(out)
+    if ctx.check(len(files) == 2, f'forkfirst: {len(files)} traces'):
+        for path in files:
+            rc, recs = ctx.dump(path)
+            c = counts(recs)
+            ctx.check(c['launches'] == 3 and c['kernels'] == 3,
+                      f'forkfirst: {path}: {c["launches"]} launches, {c["kernels"]} kernels')
+    shutil.rmtree(out)
+    # 3. Another tool owns CUDA_INJECTION64_PATH: gpuwhy neither loads CUPTI nor subscribes;
+    # its trace says so.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    other = os.path.join(out, 'other-tool.so')
+    p, _ = probe_run(ctx, ['paths', '2'], out, 'preload', {'CUDA_INJECTION64_PATH': other})
+    ctx.check(p.returncode == 0, f'injection owner: exit {p.returncode}')
+    ctx.check(len(warned(p)) == 1 and 'another CUDA tool' in warned(p)[0],
+              f'injection owner: warnings {warned(p)}')
+    files = traces(out)
+    if ctx.check(len(files) == 1, f'injection owner: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        names, apis, kernels, notes = dump_index(recs)
+        ctx.check(header_of(recs)['capture_mode'] == '0' and not apis and not kernels,
+                  'injection owner: CUPTI was used')
+        ctx.check(any(other in n for n in notes), f'injection owner: notes {notes}')
+    shutil.rmtree(out)
+    # 4. A libcupti the process has already (PyTorch's): gpuwhy uses it, loads no other.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    mine = os.path.join(out, 'libcupti.so.12')
+    shutil.copy(os.path.join(ctx.gpusim, 'libcupti.so.13'), mine)
+    env = ctx.env(out, 'preload')
+    env['LD_PRELOAD'] = ctx.lib + ':' + mine
+    p = subprocess.run([ctx.probe, 'paths', '2'], env=env, capture_output=True, text=True,
+                       timeout=60)
+    ctx.check(p.returncode == 0, f'loaded libcupti: exit {p.returncode}: {p.stderr[-200:]}')
+    files = traces(out)
+    if ctx.check(len(files) == 1, f'loaded libcupti: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        h = header_of(recs)
+        ctx.check(unquote(h.get('cupti_path', '')) == mine,
+                  f'loaded libcupti: the trace used {h.get("cupti_path")}, not {mine}')
+        ctx.check(counts(recs)['kernels'] == 2 * len(PATHS), 'loaded libcupti: kernels')
+    shutil.rmtree(out)
+
+
+def cmd_versions(ctx, opts):
+    cases = [('CUPTI 12', {'GPUSIM_CUPTI_API': '12'}),
+             ('CUPTI older than CUDA 11.0', {'GPUSIM_CUPTI_API': '10'}),
+             ('no DEVICE record', {'GPUSIM_CUPTI_DEVICE': 'never'})]
+    for label, extra in cases:
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, _ = probe_run(ctx, ['paths', '2'], out, 'preload', extra)
+        ctx.check(p.returncode == 0, f'{label}: exit {p.returncode}')
+        files = traces(out)
+        if not ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            continue
+        rc, recs = ctx.dump(files[0])
+        names, apis, kernels, notes = dump_index(recs)
+        h = header_of(recs)
+        if label == 'CUPTI 12':
+            # __cudaLaunchKernel and cuCtxSynchronize_v2 are newer than CUPTI 12: version
+            # noise, not a refusal worth a note; everything else is recorded.
+            ctx.check(not any('refused' in n for n in notes), f'{label}: notes {notes}')
+            ctx.check(h['cupti_version'] == '26' and h['capture_mode'] == '1',
+                      f'{label}: header {h}')
+        elif label == 'CUPTI older than CUDA 11.0':
+            ctx.check(h['capture_mode'] == '0' and any('older than CUDA 11.0' in n
+                                                       for n in notes),
+                      f'{label}: capture_mode {h["capture_mode"]}, notes {notes}')
+        else:
+            ctx.check(any('no DEVICE record' in n for n in notes) and kernels,
+                      f'{label}: notes {notes}')
+        print(f'{label}: {notes}')
+        shutil.rmtree(out)
+
+
+def cmd_exit_flush(ctx, opts):
+    # A kernel running at exit: gpuwhy lets it finish for a while (1 s), then forces CUPTI's
+    # buffers out; a longer one comes back without times, and the trace says so.
+    for long_us, timed in ((200000, True), (30000000, False)):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, secs = probe_run(ctx, ['inflight'], out, 'preload',
+                            {'GPUSIM_KERNEL_US': f'k_long={long_us}'})
+        label = f'inflight {long_us / 1e6:g} s kernel'
+        ctx.check(p.returncode == 0 and secs < 20, f'{label}: exit {p.returncode} in {secs:.1f} s')
+        files = traces(out)
+        if ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            rc, recs = ctx.dump(files[0])
+            names, apis, kernels, notes = dump_index(recs)
+            ks = [k for k in kernels if names.get(k['name_id']) == 'k_long']
+            untimed = [k for k in ks if k['start_ns'] == '0' and k['end_ns'] == '0']
+            ctx.check(len(ks) == 1, f'{label}: {len(ks)} k_long records')
+            ctx.check(bool(untimed) != timed, f'{label}: timed {not untimed}, expected {timed}')
+            ctx.check(any('without timestamps' in n for n in notes) != timed,
+                      f'{label}: notes {notes}')
+        shutil.rmtree(out)
+    # CUDA initialized but no hooked call, on a CUPTI whose flush hangs without a context (the
+    # default) or always: gpuwhy never flushes, the program exits at once.
+    for hang in ('nocontext', 'always'):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, secs = probe_run(ctx, ['count'], out, 'preload', {'GPUSIM_CUPTI_FLUSH_HANG': hang})
+        ctx.check(p.returncode == 0 and secs < 4 and not warned(p),
+                  f'count, flush hang {hang}: exit {p.returncode} in {secs:.1f} s {warned(p)}')
+        shutil.rmtree(out)
+    # A flush that never returns, after real work: the program exits after the bounded wait,
+    # with a warning and a note, every call recorded.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, secs = probe_run(ctx, ['paths', '5'], out, 'preload', {'GPUSIM_CUPTI_FLUSH_HANG': 'always'})
+    ctx.check(p.returncode == 0 and secs < 20, f'flush hang: exit {p.returncode} in {secs:.1f} s')
+    ctx.check(len(warned(p)) == 1 and 'gave up' in warned(p)[0], f'flush hang: {warned(p)}')
+    files = traces(out)
+    if ctx.check(len(files) == 1, f'flush hang: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        names, apis, kernels, notes = dump_index(recs)
+        ctx.check(end_of(recs).get('clean_exit') == '1', 'flush hang: no footer')
+        ctx.check(any('gave up' in n for n in notes), f'flush hang: notes {notes}')
+        launches = [a for a in apis.values() if a['category'] in ('1', '2')]
+        ctx.check(len(launches) == 5 * len(PATHS) + 2, f'flush hang: {len(launches)} launches')
+    shutil.rmtree(out)
+    # A query loop: CUPTI records every query by default; gpuwhy asks it for the completed ones
+    # only, so thousands of polls leave at most a couple of SYNC records.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['poll'], out, 'preload', {'GPUSIM_KERNEL_US': 'k_long=50000'})
+    m = re.search(r'probe: (\d+) polls', p.stdout)
+    polls = int(m.group(1)) if m else 0
+    files = traces(out)
+    if ctx.check(p.returncode == 0 and polls > 100 and len(files) == 1,
+                 f'poll: exit {p.returncode}, {polls} polls, {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        syncs = [f for k, f in recs if k == 'SYNC']
+        ctx.check(len(syncs) <= 2, f'poll: {len(syncs)} SYNC records for {polls} polls')
+        print(f'poll: {polls} polls, {len(syncs)} SYNC records, {os.path.getsize(files[0])} bytes')
+    shutil.rmtree(out)
+
+
+def cmd_second_client(ctx, opts):
+    """At launch 1000 of tiny_kernels another client re-registers CUPTI's buffer callbacks (as
+    torch.profiler's Kineto does). Preloaded, gpuwhy sees the call; injected only, it infers
+    it from CUPTI's silence while launches go on."""
+    w = ctx.spec['tiny_kernels']
+    args = dict(w['args'], iters=8000)
+    for mode in ('preload', 'inject'):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        extra = dict(w.get('env', {}), GPUSIM_SECOND_CLIENT='1000', GPUSIM_LAUNCH_US='40')
+        p, pid = ctx.run('tiny_kernels', args, ctx.env(out, mode, extra))
+        label = f'second client ({mode})'
+        ctx.check(p.returncode == 0, f'{label}: exit {p.returncode}')
+        files = traces(out)
+        if ctx.check(len(files) == 1, f'{label}: {len(files)} traces'):
+            rc, recs = ctx.dump(files[0])
+            names, apis, kernels, notes = dump_index(recs)
+            want = 'cuptiActivityRegisterCallbacks' if mode == 'preload' else 'taken them over'
+            ctx.check(any(want in n for n in notes), f'{label}: notes {notes}')
+            c = counts(recs)
+            ctx.check(c['launches'] == 1 + 3 * args['iters'], f'{label}: launches {c}')
+            ctx.check(c['kernels'] < 1000, f'{label}: {c["kernels"]} kernels after takeover')
+            print(f'{label}: {notes}')
+        shutil.rmtree(out)
+
+
+def cmd_skew(ctx, opts):
+    """CUPTI converts GPU ticks to host time by interpolation, µs off; gap rule 1 compares the
+    two at that scale. tiny_kernels (launch-bound, 1 µs kernels) must keep its cause, per
+    workloads.json, with the GPU's times 3 µs early or late."""
+    w = ctx.spec['tiny_kernels']
+    args = dict(w['args'])
+    args.update(SMALL_ARGS['tiny_kernels'])
+    for skew in (-3000, 3000):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, pid = ctx.run('tiny_kernels', args,
+                         ctx.env(out, 'preload', dict(w.get('env', {}),
+                                                      GPUSIM_GPU_SKEW_NS=str(skew))))
+        files = traces(out)
+        if ctx.check(p.returncode == 0 and len(files) == 1, f'skew {skew}: run'):
+            r = subprocess.run([ctx.report, '--json', files[0]], capture_output=True, text=True,
+                               timeout=120)
+            rep = json.loads(r.stdout) if r.returncode == 0 else {}
+            got = rep.get(w['cause_field'])
+            frac = rep.get('breakdown', {}).get(w['cause'], 0)
+            ctx.check(got == w['cause'] and frac >= w['cause_min_fraction'],
+                      f'skew {skew} ns: {w["cause_field"]} {got} ({frac:.2f}), expected '
+                      f'{w["cause"]} (>= {w["cause_min_fraction"]})')
+            print(f'skew {skew} ns: {got} {frac:.2f}')
+        shutil.rmtree(out)
 
 
 def main():
@@ -510,11 +793,15 @@ def main():
     ap.add_argument('--build', required=True)
     ap.add_argument('--source', required=True)
     ap.add_argument('--mode', default='preload', choices=['preload', 'inject'])
+    ap.add_argument('--probe', help='tests/e2e/capture-probe (paths, startup, versions, exit-flush)')
     ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
-                                        'degrade', 'dlopen', 'floor', 'symbols'])
+                                        'degrade', 'dlopen', 'floor', 'symbols', 'paths',
+                                        'startup', 'versions', 'exit-flush', 'second-client',
+                                        'skew'])
     opts = ap.parse_args()
     ctx = Ctx(opts.build, opts.source)
-    globals()['cmd_' + opts.command](ctx, opts)
+    ctx.probe = opts.probe
+    globals()['cmd_' + opts.command.replace('-', '_')](ctx, opts)
     if ctx.failures:
         print(f'{len(ctx.failures)} failure(s)')
         return 1

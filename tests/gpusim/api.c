@@ -5,15 +5,29 @@
 const struct gw_sim_hooks *_Atomic gw_sim_hooks_ptr;
 static atomic_uint next_correlation = 1;
 static __thread struct gw_sim_api *current;
+static atomic_bool context_created;
 
 void gw_sim_set_hooks(const struct gw_sim_hooks *hooks)
 {
 	atomic_store_explicit(&gw_sim_hooks_ptr, hooks, memory_order_release);
 }
 
+/*
+ * The id the GPU records of the work being enqueued carry: the application's call (the
+ * outermost), as the kernel records joined to runtime launches in Kineto's traces show; with
+ * GPUSIM_GPU_CORRELATION=driver, the driver call that made the work (the innermost), as
+ * cupti_activity.h words it for copies and memsets.
+ */
 uint32_t gw_sim_correlation(void)
 {
-	return current ? current->correlation_id : 0;
+	const struct gw_sim_api *a = current;
+
+	if (!a)
+		return 0;
+	if (!gw_sim_rt.cfg.gpu_driver_correlation)
+		while (a->outer)
+			a = a->outer;
+	return a->correlation_id;
 }
 
 void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
@@ -38,12 +52,18 @@ void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_C
 	a->symbol = symbol;
 	a->correlation_data = 0;
 	a->ret = cudaSuccess;
-	/* A driver call made by the runtime shares the runtime call's correlation id. */
+	/* Every API call gets an id of its own, a driver call made by the runtime too (NVIDIA:
+	 * "every CUDA API is given a unique correlation-id"); GPUSIM_NESTED_CORRELATION=shared
+	 * gives it the runtime call's instead. */
 	a->correlation_id =
-		a->outer ? a->outer->correlation_id
-			 : atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
+		a->outer && gw_sim_rt.cfg.nested_shared_correlation
+			? a->outer->correlation_id
+			: atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
 	current = a;
 	h->api_enter(a);
+	/* Context creation, inside the first call as on a GPU (0.1-1 s there). */
+	if (gw_sim_rt.cfg.init_ns && !a->outer && !atomic_exchange(&context_created, true))
+		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.init_ns);
 }
 
 cudaError_t gw_sim_api_end(struct gw_sim_api *a, cudaError_t err)
@@ -106,6 +126,13 @@ void gw_sim_emit_memory(bool release, enum gw_sim_mem kind, const void *ptr, uin
 void gw_sim_emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
 		      const struct gw_sim_stream *s, const struct gw_sim_event *e)
 {
+	gw_sim_emit_query(type, start_ns, s, e, false, 0);
+}
+
+void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
+		       const struct gw_sim_stream *s, const struct gw_sim_event *e, bool query,
+		       uint32_t result)
+{
 	const struct gw_sim_hooks *h =
 		atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	struct gw_sim_sync_event ev;
@@ -119,6 +146,8 @@ void gw_sim_emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
 		.stream_id = s ? s->id : 0,
 		.event_id = e ? e->id : 0,
 		.correlation_id = gw_sim_correlation(),
+		.query = query,
+		.result = result,
 	};
 	h->sync(&ev);
 }

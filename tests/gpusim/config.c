@@ -62,7 +62,8 @@ out:
 void gw_sim_config_load(struct gw_sim_config *cfg)
 {
 	const char *ku = getenv("GPUSIM_KERNEL_US");
-	const char *busy = getenv("GPUSIM_CUPTI_BUSY");
+	const char *nested = getenv("GPUSIM_NESTED_CORRELATION");
+	const char *gpu_corr = getenv("GPUSIM_GPU_CORRELATION");
 	double sms = env_num("GPUSIM_SMS", 132);
 	double depth = env_num("GPUSIM_QUEUE_DEPTH", 1024);
 
@@ -72,12 +73,15 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	cfg->launch_ns = us_to_ns(env_num("GPUSIM_LAUNCH_US", 4));
 	cfg->queue_ns = us_to_ns(env_num("GPUSIM_QUEUE_US", 1));
 	cfg->wave_ns = us_to_ns(env_num("GPUSIM_WAVE_US", 5));
+	cfg->init_ns = us_to_ns(env_num("GPUSIM_INIT_MS", 0) * 1000.0);
+	cfg->module_load_ns = us_to_ns(env_num("GPUSIM_MODULE_LOAD_US", 0));
 	cfg->copy_ns = us_to_ns(env_num("GPUSIM_COPY_US", 5));
 	cfg->h2d_gbps = env_num("GPUSIM_H2D_GBPS", 25);
 	cfg->d2h_gbps = env_num("GPUSIM_D2H_GBPS", 25);
 	cfg->d2d_gbps = env_num("GPUSIM_D2D_GBPS", 1500);
 	cfg->queue_depth = depth >= 1 ? (uint32_t)depth : 1024;
-	cfg->cupti_busy = busy && !strcmp(busy, "1");
+	cfg->nested_shared_correlation = nested && !strcmp(nested, "shared");
+	cfg->gpu_driver_correlation = gpu_corr && !strcmp(gpu_corr, "driver");
 	if (ku && *ku)
 		parse_kernel_us(cfg, ku);
 }

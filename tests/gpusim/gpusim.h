@@ -39,7 +39,10 @@ struct gw_sim_config {
 	double d2h_gbps;
 	double d2d_gbps;
 	uint32_t queue_depth;
-	bool cupti_busy;
+	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
+	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
+	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
+	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
 	size_t n_kernel_us;
 	struct gw_sim_kernel_us *kernel_us;
 };
@@ -87,7 +90,8 @@ struct gw_sim_mem_event {
 	uint32_t correlation_id;
 };
 
-/* A host wait on the device (the CUPTI SYNCHRONIZATION activity). */
+/* A host wait on the device, or a query of a stream or event (the CUPTI SYNCHRONIZATION
+ * activity; CUPTI makes one for every query by default). */
 struct gw_sim_sync_event {
 	CUpti_ActivitySynchronizationType type;
 	uint64_t start_ns;
@@ -95,6 +99,8 @@ struct gw_sim_sync_event {
 	uint32_t stream_id;
 	uint32_t event_id;
 	uint32_t correlation_id;
+	bool query;	 /* cudaStreamQuery / cudaEventQuery */
+	uint32_t result; /* CUresult of a query: CUDA_ERROR_NOT_READY when not done */
 };
 
 /* One API call in flight on the calling thread (runtime, or driver nested in a runtime call). */
@@ -138,6 +144,9 @@ void gw_sim_wait_until(uint64_t t_ns);
 const struct gw_sim_config *gw_sim_config(void);
 /* True once the runtime has initialized its device (first runtime call). */
 bool gw_sim_device_ready(void);
+/* Initializes the device as the driver's cuInit does (loading CUDA_INJECTION64_PATH once),
+ * for a CUPTI that initializes the driver itself. */
+void gw_sim_driver_init(void);
 /* The CUPTI stream id of a stream handle; -EINVAL for an unknown handle. */
 int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
 /* The one context handle the runtime reports. */

@@ -316,10 +316,23 @@ static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim
 	gw_sim_enqueue(s, &op, waves * kernel_wave_ns(k), true);
 }
 
-cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
-			  cudaStream_t stream, bool per_thread)
+/* The launch itself, inside whatever API call brackets it. */
+static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s, dim3 grid,
+			       dim3 block, size_t smem)
 {
-	struct gw_sim_stream *s;
+	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
+	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it. */
+	if (gw_sim_rt.cfg.module_load_ns && !atomic_exchange(&k->loaded, true))
+		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.module_load_ns);
+	if (s->capture)
+		return capture_node(s->capture, k, grid, block, smem);
+	enqueue_kernel(s, k, grid, block, smem, 0, 0);
+	return cudaSuccess;
+}
+
+static cudaError_t launch_check(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+				cudaStream_t stream, bool per_thread, struct gw_sim_stream **ret_s)
+{
 	cudaError_t err;
 
 	if (!k)
@@ -327,23 +340,57 @@ cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t
 	err = check_config(grid, block, smem);
 	if (err != cudaSuccess)
 		return err;
-	s = gw_sim_stream_get(stream, per_thread);
-	if (!s)
-		return cudaErrorInvalidResourceHandle;
+	*ret_s = gw_sim_stream_get(stream, per_thread);
+	return *ret_s ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+			  cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_stream *s;
+	cudaError_t err = launch_check(k, grid, block, smem, stream, per_thread, &s);
+
+	if (err != cudaSuccess)
+		return err;
 	{
 		DRV_BEGIN_SYM(k->name, cuLaunchKernel, cuLaunchKernel_params,
 			      .f = (CUfunction)(void *)k, .gridDimX = grid.x, .gridDimY = grid.y,
 			      .gridDimZ = grid.z, .blockDimX = block.x, .blockDimY = block.y,
 			      .blockDimZ = block.z, .sharedMemBytes = (unsigned int)smem,
 			      .hStream = stream);
-		gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
-		if (s->capture)
-			err = capture_node(s->capture, k, grid, block, smem);
-		else
-			enqueue_kernel(s, k, grid, block, smem, 0, 0);
+		err = launch_body(k, s, grid, block, smem);
 		DRV_END(err);
 	}
 	return err;
+}
+
+cudaError_t gw_sim_launch_direct(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+				 cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_stream *s;
+	cudaError_t err = launch_check(k, grid, block, smem, stream, per_thread, &s);
+
+	return err != cudaSuccess ? err : launch_body(k, s, grid, block, smem);
+}
+
+/*
+ * CUPTI 13 names __cudaLaunchKernel's callback id but publishes no parameter struct for it:
+ * what its callbacks see as functionParams is CUPTI's own business. gpusim hands them a block
+ * whose every word is a poison value, so that a client guessing a layout (that of
+ * cudaLaunchKernel_v7000_params, say) reads nonsense instead of a plausible grid.
+ */
+struct unpublished_params {
+	cudaKernel_t kernel;
+	uint64_t poison[15];
+};
+
+static struct unpublished_params unpublished(cudaKernel_t kernel)
+{
+	struct unpublished_params p = {.kernel = kernel};
+
+	for (size_t i = 0; i < sizeof(p.poison) / sizeof(p.poison[0]); i++)
+		p.poison[i] = 0xdeadbeefdeadbeefull;
+	return p;
 }
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
@@ -352,11 +399,10 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
 			       size_t sharedMem, cudaStream_t stream)
 {
 	struct gw_sim_kernel *k = (struct gw_sim_kernel *)(void *)kernel;
-	/* CUPTI 13 names this id but has no parameter struct for it; the layout is
-	 * cudaLaunchKernel_v7000_params with func holding the kernel handle. */
-	cudaLaunchKernel_v7000_params gw_p_ = {kernel, gridDim, blockDim, args, sharedMem, stream};
+	struct unpublished_params gw_p_ = unpublished(kernel);
 	struct gw_sim_api gw_a_;
 
+	(void)args;
 	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,
 			 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, "__cudaLaunchKernel",
 			 &gw_p_, k ? k->name : NULL);
@@ -369,10 +415,10 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
 				    size_t sharedMem, cudaStream_t stream)
 {
 	struct gw_sim_kernel *k = (struct gw_sim_kernel *)(void *)kernel;
-	cudaLaunchKernel_ptsz_v7000_params gw_p_ = {kernel, gridDim,   blockDim,
-						    args,   sharedMem, stream};
+	struct unpublished_params gw_p_ = unpublished(kernel);
 	struct gw_sim_api gw_a_;
 
+	(void)args;
 	gw_sim_api_begin(&gw_a_, CUPTI_CB_DOMAIN_RUNTIME_API,
 			 CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 			 "__cudaLaunchKernel_ptsz", &gw_p_, k ? k->name : NULL);
@@ -668,27 +714,54 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph
 	RT_END(instantiate(pGraphExec, graph));
 }
 
+static cudaError_t graph_check(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread,
+			       struct gw_sim_graph **ret_x, struct gw_sim_stream **ret_s)
+{
+	*ret_x = graph_get(exec, GW_SIM_EXEC_MAGIC);
+	*ret_s = gw_sim_stream_get(stream, per_thread);
+	if (!*ret_x)
+		return cudaErrorInvalidValue;
+	if (!*ret_s)
+		return cudaErrorInvalidResourceHandle;
+	if ((*ret_s)->capture)
+		return cudaErrorStreamCaptureUnsupported;
+	return cudaSuccess;
+}
+
+static void graph_body(struct gw_sim_graph *x, struct gw_sim_stream *s)
+{
+	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
+	for (size_t i = 0; i < x->n_nodes; i++)
+		enqueue_kernel(s, x->nodes[i].kernel, x->nodes[i].grid, x->nodes[i].block,
+			       x->nodes[i].smem, x->id, ((uint64_t)x->id << 32) | (i + 1));
+}
+
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread)
 {
-	struct gw_sim_graph *x = graph_get(exec, GW_SIM_EXEC_MAGIC);
-	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+	struct gw_sim_graph *x;
+	struct gw_sim_stream *s;
+	cudaError_t err = graph_check(exec, stream, per_thread, &x, &s);
 
-	if (!x)
-		return cudaErrorInvalidValue;
-	if (!s)
-		return cudaErrorInvalidResourceHandle;
-	if (s->capture)
-		return cudaErrorStreamCaptureUnsupported;
+	if (err != cudaSuccess)
+		return err;
 	{
 		DRV_BEGIN(cuGraphLaunch, cuGraphLaunch_params, .hGraph = (CUgraphExec)exec,
 			  .hStream = stream);
-		gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
-		for (size_t i = 0; i < x->n_nodes; i++)
-			enqueue_kernel(s, x->nodes[i].kernel, x->nodes[i].grid, x->nodes[i].block,
-				       x->nodes[i].smem, x->id, ((uint64_t)x->id << 32) | (i + 1));
+		graph_body(x, s);
 		DRV_END(cudaSuccess);
 	}
 	return cudaSuccess;
+}
+
+cudaError_t gw_sim_graph_launch_direct(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread)
+{
+	struct gw_sim_graph *x;
+	struct gw_sim_stream *s;
+	cudaError_t err = graph_check(exec, stream, per_thread, &x, &s);
+
+	if (err == cudaSuccess)
+		graph_body(x, s);
+	return err;
 }
 
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)

@@ -862,10 +862,15 @@ cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
 static cudaError_t stream_query(cudaStream_t stream, bool per_thread)
 {
 	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
+	uint64_t t0 = gw_sim_now_ns();
+	bool done;
 
 	if (!s)
 		return cudaErrorInvalidResourceHandle;
-	return gw_sim_stream_end(s) <= gw_sim_now_ns() ? cudaSuccess : cudaErrorNotReady;
+	done = gw_sim_stream_end(s) <= t0;
+	gw_sim_emit_query(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t0, s, NULL, true,
+			  done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+	return done ? cudaSuccess : cudaErrorNotReady;
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream)
@@ -1039,9 +1044,15 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 	struct gw_sim_event *e = gw_sim_event_get(event);
 	uint64_t t;
 
+	uint64_t t0 = gw_sim_now_ns();
+	bool done;
+
 	if (!e)
 		RT_END(cudaErrorInvalidResourceHandle);
-	RT_END(!gw_sim_event_time(e, &t) || t <= gw_sim_now_ns() ? cudaSuccess : cudaErrorNotReady);
+	done = !gw_sim_event_time(e, &t) || t <= t0;
+	gw_sim_emit_query(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, t0, NULL, e, true,
+			  done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
+	RT_END(done ? cudaSuccess : cudaErrorNotReady);
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)

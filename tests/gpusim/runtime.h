@@ -41,6 +41,7 @@ struct gw_sim_kernel {
 	const void *host_fun;
 	const char *name;
 	_Atomic uint64_t wave_ns; /* UINT64_MAX until resolved against GPUSIM_KERNEL_US */
+	atomic_bool loaded;	  /* launched once (GPUSIM_MODULE_LOAD_US paid) */
 };
 
 struct gw_sim_node {
@@ -133,6 +134,10 @@ void gw_sim_emit_memory(bool release, enum gw_sim_mem kind, const void *ptr, uin
 			const struct gw_sim_stream *s, bool async);
 void gw_sim_emit_sync(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
 		      const struct gw_sim_stream *s, const struct gw_sim_event *e);
+/* A query's record: result is the CUresult the query answers (CUDA_ERROR_NOT_READY = 600). */
+void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns,
+		       const struct gw_sim_stream *s, const struct gw_sim_event *e, bool query,
+		       uint32_t result);
 
 /* Runtime call bracket: params struct P of the real CUPTI type, then the body, then RT_END. */
 #define RT_BEGIN(fn, ver, ...)                                                                     \
@@ -172,6 +177,11 @@ void gw_sim_set_error(cudaError_t err);
 /* launch.c */
 cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
 			  cudaStream_t stream, bool per_thread);
+/* The same without the nested cuLaunchKernel / cuGraphLaunch: for the driver API's own entry
+ * points (driver.c), whose call is the application's. */
+cudaError_t gw_sim_launch_direct(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+				 cudaStream_t stream, bool per_thread);
+cudaError_t gw_sim_graph_launch_direct(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread);
 struct gw_sim_kernel *gw_sim_kernel_find(const void *host_fun);
 /* Takes (true) or releases (false) the registration table's lock around fork(). */
 void gw_sim_registry_fork_lock(bool lock);

@@ -115,6 +115,11 @@ void gw_sim_init(void)
 		load_injection();
 }
 
+void gw_sim_driver_init(void)
+{
+	gw_sim_init();
+}
+
 void gw_sim_spin_ns(uint64_t ns)
 {
 	uint64_t end;

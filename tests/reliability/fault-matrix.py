@@ -31,12 +31,13 @@ import tempfile
 import time
 
 FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
-          'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti']
+          'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti', 'flush_hang',
+          'second_client']
 # Column headings of the table.
 SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
          'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
          'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
-         'no_cupti': 'nocupti'}
+         'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd'}
 # What the faults that end the process must make of its exit status (fault-inject.c).
 ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
            'abort': ('abort', -signal.SIGABRT), '_exit': ('_exit', 3)}
@@ -142,6 +143,10 @@ class Matrix:
             env['GPUSIM_CUPTI_BUSY'] = '1'
         elif fault == 'no_cupti':
             env['GPUWHY_CUPTI_PATH'] = os.path.join(cell_dir, 'no-such-dir', 'libcupti.so.13')
+        elif fault == 'flush_hang':
+            env['GPUSIM_CUPTI_FLUSH_HANG'] = 'always'
+        elif fault == 'second_client':
+            env['GPUSIM_SECOND_CLIENT'] = str(self.fire_at(name, args))
         preload = ([self.lib] if gpuwhy else []) + [self.o.inject]
         # The wrappers (prlimit, setpriv) run without the preloads: env(1) sets LD_PRELOAD for
         # the workload alone, so only the workload carries gpuwhy and the injector.
@@ -171,6 +176,8 @@ class Matrix:
             for k in COUNT_KEYS:
                 want[k] += eval(formulas[k], {}, dict(args))
         procs = self.launching_procs(name, args)
+        if fault not in ('threads16', 'fork_storm'):
+            return want
         p = THREADS16 if fault == 'threads16' else STORM
         # per extra thread: cudaMalloc, ITERS x (cudaMemsetAsync + cudaStreamSynchronize),
         # cudaFree (an implicit sync)
@@ -179,9 +186,11 @@ class Matrix:
         want['memset'] += procs * p['threads'] * p['iters']
         want['host_syncs'] += procs * p['threads'] * (p['iters'] + 1)
         if fault == 'fork_storm':
-            # each CUDA child (every other one): cudaMalloc, cudaMemset (waits), cudaFree
+            # each CUDA child (every other one): cudaMalloc, cudaMemset (waits), cudaFree;
+            # forked from a process that used CUPTI, it has CUPTI's callbacks but no GPU
+            # records (CUPTI has no fork support), so its memset is a call, not a MEMSET
             cuda_children = procs * ((STORM['forks'] + 1) // 2)
-            for k, v in (('allocations', 1), ('frees', 1), ('memset', 1), ('host_syncs', 2)):
+            for k, v in (('allocations', 1), ('frees', 1), ('host_syncs', 2)):
                 want[k] += cuda_children * v
         return want
 
@@ -253,25 +262,31 @@ class Matrix:
         elif fault in ('cupti_busy', 'no_cupti'):
             if not warnings:
                 problems.append('no gpuwhy warning about CUPTI')
+        elif fault == 'flush_hang':
+            if not warnings or any('gave up' not in w for w in warnings):
+                problems.append(f'gpuwhy did not say it gave up on CUPTI: {warnings}')
         elif warnings:
             problems.append(f'gpuwhy warned: {warnings}')
         if traces is None:
             return problems + ['the output directory is gone']
         procs = self.launching_procs(name, args)
         want_files = procs * (1 + ((STORM['forks'] + 1) // 2 if fault == 'fork_storm' else 0))
-        if fault in ('cupti_busy', 'no_cupti') and 'child_counts' in self.spec[name]:
-            # Without CUPTI no callback tells gpuwhy that a forked child used CUDA: only the
-            # parent, which started capture in its constructor, has a trace (with the note).
-            want_files = 1
         if len(traces) != want_files:
             problems.append(f'{len(traces)} traces, expected {want_files}: {traces}')
         if not traces:
             return problems
         paths = [os.path.join(out_dir, t) for t in traces]
+        forked_notes = 0
         for path in paths:
-            rc, _, e = self.tool(['--dump', path])
+            rc, dump, e = self.tool(['--dump', path])
             if rc != 0:
                 problems.append(f'{os.path.basename(path)} does not decode: {e.strip()}')
+            forked_notes += 'a fork child of a process that used CUPTI' in dump
+        if fault == 'fork_storm':
+            # Each CUDA child's trace says that CUPTI gave it no GPU records.
+            want_notes = procs * ((STORM['forks'] + 1) // 2)
+            if forked_notes != want_notes:
+                problems.append(f'{forked_notes} fork-child notes, expected {want_notes}')
         rc, text, e = self.tool(paths)
         if rc != 0:
             problems.append(f'the text report failed ({rc}): {e.strip()[-200:]}')
@@ -304,6 +319,21 @@ class Matrix:
             if fault == 'sigterm' and rep['counts']['launches'] < self.fire_at(name, args) * procs:
                 problems.append(f"{rep['counts']['launches']} launches after SIGTERM, "
                                 f'{self.fire_at(name, args) * procs} had returned')
+        elif fault in ('flush_hang', 'second_client'):
+            # CUPTI's flush never returns / another client takes CUPTI's buffers at launch N:
+            # the calls are all there, the GPU records only in part, and the report says why.
+            reason = 'gave up' if fault == 'flush_hang' else 'another CUPTI client'
+            if not t['clean_exit'] or t['truncated']:
+                problems.append(f'no clean end: {t}')
+            if reason not in said or reason not in text:
+                problems.append(f'the report does not say what was lost: {said!r}')
+            want = self.expected_counts(name, args, fault)
+            for k in ('launches', 'host_syncs', 'allocations', 'frees'):
+                if rep['counts'][k] != want[k]:
+                    problems.append(f"{k}: {rep['counts'][k]}, expected {want[k]}")
+            for k in ('kernels', 'memcpy', 'memset'):
+                if rep['counts'][k] > want[k]:
+                    problems.append(f"{k}: {rep['counts'][k]}, at most {want[k]}")
         elif fault in ('cupti_busy', 'no_cupti'):
             reason = 'error 39' if fault == 'cupti_busy' else 'cannot load'
             if not t['clean_exit'] or t['truncated']:

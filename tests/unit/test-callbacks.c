@@ -16,6 +16,7 @@
 
 #include "intern.h"
 #include "capture-state.h"
+#include "correlation.h"
 #include "config.h"
 #include "subscriber.h"
 #include "trace-reader.h"
@@ -117,6 +118,40 @@ static void test_nested_driver_call_folded(void **state)
 	/* Allocations always get a stack (GPUWHY_STACKS defaults on), and both records share it. */
 	assert_true(mems[0].stack_id != 0);
 	assert_int_equal(mems[0].stack_id, apis[0].stack_id);
+}
+
+/* A call inside the recorded one has its own correlation id (as every CUDA call does on the
+ * real CUPTI): it is aliased to the recorded call's, so GPU work carrying either id joins it.
+ * nvcc 13's <<<>>> (__cudaLaunchKernel) is recorded without reading its unpublished
+ * parameters: a guessed layout would read the poison here as a grid. */
+static void test_inner_ids_aliased(void **state)
+{
+	uint64_t poison[16];
+	cuLaunchKernel_params lk = {.gridDimX = 4, .blockDimX = 64};
+	cudaError_t ok = cudaSuccess;
+	CUresult drv_ok = CUDA_SUCCESS;
+
+	(void)state;
+	memset(poison, 0xee, sizeof(poison));
+	assert_int_equal(gw_corr_init(), 0);
+	start();
+	call(RT, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_API_ENTER, poison, &ok,
+	     100);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_ENTER, &lk, &drv_ok, 101);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_API_EXIT, &lk, &drv_ok, 101);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, CUPTI_API_EXIT, poison, &ok,
+	     100);
+	finish();
+
+	assert_int_equal(napi, 1);
+	assert_int_equal(apis[0].cbid, CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000);
+	assert_int_equal(apis[0].category, GW_API_LAUNCH);
+	assert_int_equal(apis[0].correlation, 100);
+	assert_int_equal(apis[0].grid_x, 0);
+	assert_int_equal(apis[0].block_x, 0);
+	assert_int_equal(gw_corr_resolve(101), 100);
+	assert_int_equal(gw_corr_resolve(100), 100);
+	assert_int_equal(gw_corr_resolve(102), 102);
 }
 
 static void test_failures_and_null_frees(void **state)
@@ -304,6 +339,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_nested_driver_call_folded),
+		cmocka_unit_test(test_inner_ids_aliased),
 		cmocka_unit_test(test_failures_and_null_frees),
 		cmocka_unit_test(test_parameters),
 		cmocka_unit_test(test_every_row),

@@ -66,6 +66,9 @@ static void huge_kernel(void)
 static void tiny_kernel(void)
 {
 }
+static void short_kernel(void)
+{
+}
 
 static uint64_t client_clock(void)
 {
@@ -279,12 +282,12 @@ static void test_workload(void **state)
 	assert_int_equal(m_out->ret, cudaSuccess);
 	assert_int_equal(m_in->correlation, m_out->correlation);
 	assert_int_equal(m_out->data_at_exit, 0x5eed0000u + m_in->correlation);
-	/* the driver call nested inside it, same correlation id */
+	/* the driver call nested inside it, with a correlation id of its own */
 	d_in = find_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2,
 			 CUPTI_API_ENTER, 0);
 	assert_non_null(d_in);
 	assert_true(d_in > m_in && d_in < m_out);
-	assert_int_equal(d_in->correlation, m_in->correlation);
+	assert_int_not_equal(d_in->correlation, m_in->correlation);
 
 	l_in = find_call(CUPTI_CB_DOMAIN_RUNTIME_API,
 			 CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, 0);
@@ -296,7 +299,7 @@ static void test_workload(void **state)
 	dl_in = find_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
 			  CUPTI_API_ENTER, 0);
 	assert_non_null(dl_in);
-	assert_int_equal(dl_in->correlation, l_in->correlation);
+	assert_int_not_equal(dl_in->correlation, l_in->correlation);
 	assert_true(m_in->correlation != l_in->correlation);
 	c_in = find_call(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
 			 CUPTI_API_ENTER, 0);
@@ -308,7 +311,7 @@ static void test_workload(void **state)
 	assert_null(find_call(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2,
 			      CUPTI_API_ENTER, 0));
 
-	/* activity: the kernel, joined to its launch by the correlation id */
+	/* activity: the kernel, joined to the application's launch call by its id */
 	k = find_kernel("_Z6kernelv", 0);
 	assert_non_null(k);
 	assert_int_equal(k->kernel.correlationId, l_in->correlation);
@@ -347,7 +350,8 @@ static void test_workload(void **state)
 	assert_non_null(api);
 	assert_int_equal(api->api.cbid, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
 	assert_true(api->api.start <= k->kernel.start && k->kernel.start <= api->api.end);
-	drv = find_kind_corr(CUPTI_ACTIVITY_KIND_DRIVER, l_in->correlation);
+	assert_null(find_kind_corr(CUPTI_ACTIVITY_KIND_DRIVER, l_in->correlation));
+	drv = find_kind_corr(CUPTI_ACTIVITY_KIND_DRIVER, dl_in->correlation);
 	assert_non_null(drv);
 	assert_int_equal(drv->api.cbid, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
 
@@ -407,25 +411,37 @@ static void test_overlap(void **state)
 	cudaStreamDestroy(nb);
 }
 
-/* A record is delivered only once its operation has finished on the virtual timeline; a forced
- * flush lets the device finish first (the host waits), as a context teardown would. */
-static void test_unfinished_not_delivered(void **state)
+/*
+ * CUPTI's flush semantics: a default flush holds back a buffer while any record in it is
+ * incomplete (a finished kernel in the same buffer as an unfinished one waits too); a forced
+ * flush returns at once, the unfinished record with zero timestamps, never delivered again.
+ */
+static void test_flush_semantics(void **state)
 {
-	const union rec *k;
+	const union rec *k, *t;
 	uint64_t t0;
 
 	(void)state;
 	t0 = test_now_ns();
+	assert_int_equal(test_launch(short_kernel, 1, 32, 0), cudaSuccess);
 	assert_int_equal(test_launch(huge_kernel, 1, 32, 0), cudaSuccess);
+	while (test_now_ns() - t0 < 5000000) /* the short kernel has long finished */
+		;
 	assert_int_equal(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	assert_null(find_kernel("_Z12short_kernelv", 0));
 	assert_null(find_kernel("_Z11huge_kernelv", 0));
 	assert_int_equal(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED), CUPTI_SUCCESS);
-	assert_true(test_now_ns() - t0 >= HUGE_NS);
+	assert_true(test_now_ns() - t0 < HUGE_NS);
+	t = find_kernel("_Z12short_kernelv", 0);
 	k = find_kernel("_Z11huge_kernelv", 0);
+	assert_non_null(t);
 	assert_non_null(k);
-	assert_int_equal(k->kernel.end - k->kernel.start, HUGE_NS);
-	assert_true(k->kernel.end <= test_now_ns() + CLIENT_OFF);
+	assert_true(t->kernel.start > 0 && t->kernel.end > t->kernel.start);
+	assert_int_equal(k->kernel.start, 0);
+	assert_int_equal(k->kernel.end, 0);
 	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+	assert_int_equal(cuptiActivityFlushAll(0), CUPTI_SUCCESS);
+	assert_null(find_kernel("_Z11huge_kernelv", 1));
 }
 
 #define THREADS	   4
@@ -535,12 +551,9 @@ static void test_per_thread_streams(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_unsupported_kind),
-		cmocka_unit_test(test_names),
-		cmocka_unit_test(test_workload),
-		cmocka_unit_test(test_overlap),
-		cmocka_unit_test(test_unfinished_not_delivered),
-		cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_unsupported_kind),   cmocka_unit_test(test_names),
+		cmocka_unit_test(test_workload),	   cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_flush_semantics),	   cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_per_thread_streams),
 	};
 
@@ -551,11 +564,12 @@ int main(void)
 	setenv("GPUSIM_COPY_US", "5", 1);
 	setenv("GPUSIM_H2D_GBPS", "25", 1);
 	setenv("GPUSIM_D2D_GBPS", "1500", 1);
-	setenv("GPUSIM_KERNEL_US", "long=20000,huge=200000,tiny=1", 1);
+	setenv("GPUSIM_KERNEL_US", "long=20000,huge=200000,tiny=1,short=1", 1);
 	unsetenv("GPUSIM_CUPTI_BUSY");
 	test_register_kernel(kernel, "_Z6kernelv");
 	test_register_kernel(long_kernel, "_Z11long_kernelv");
 	test_register_kernel(huge_kernel, "_Z11huge_kernelv");
 	test_register_kernel(tiny_kernel, "_Z11tiny_kernelv");
+	test_register_kernel(short_kernel, "_Z12short_kernelv");
 	return cmocka_run_group_tests(tests, setup, NULL);
 }
