@@ -14,6 +14,7 @@
 
 const struct gw_source_type *const gw_source_types[] = {
 	&gw_source_gpuwhy,
+	&gw_source_kineto,
 	NULL,
 };
 

@@ -5,3 +5,4 @@
 #include "source.h"
 
 extern const struct gw_source_type gw_source_gpuwhy; /* gpuwhy-trace.c */
+extern const struct gw_source_type gw_source_kineto; /* kineto.c */
