@@ -853,6 +853,9 @@ static int host_span(struct gw_kin *k)
 	uint32_t tidx, ref, flags = 0;
 	int r;
 
+	/* torch.profiler's step marker: an operator of the 2020 and 2021 formats, around all */
+	if (e->cat == C_CPU_OP && e->name.len > 13 && memcmp(e->name.data, "ProfilerStep#", 13) == 0)
+		return 0;
 	if ((r = ev_span(k, &start, &end)) < 0 || (r = host_thread(k, start, &tidx)) < 0)
 		return r;
 	if (e->cat == C_PYTHON) {
