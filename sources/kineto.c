@@ -854,7 +854,8 @@ static int host_span(struct gw_kin *k)
 	int r;
 
 	/* torch.profiler's step marker: an operator of the 2020 and 2021 formats, around all */
-	if (e->cat == C_CPU_OP && e->name.len > 13 && memcmp(e->name.data, "ProfilerStep#", 13) == 0)
+	if (e->cat == C_CPU_OP && e->name.len > 13 &&
+	    memcmp(e->name.data, "ProfilerStep#", 13) == 0)
 		return 0;
 	if ((r = ev_span(k, &start, &end)) < 0 || (r = host_thread(k, start, &tidx)) < 0)
 		return r;
@@ -1236,6 +1237,9 @@ static int scalar(struct gw_kin *k, enum kin_type type, const char *s, size_t le
 		}
 		return 0;
 	}
+	if (d == 1 && k->sect == SECT_EVENTS && !k->events)
+		return kin_fail(k, -EBADMSG,
+				"not a trace: a JSON array of other things than events");
 	switch (k->sect) {
 	case SECT_DIST:
 		if (d == 2 && k->key[2] == D_RANK && type == J_NUMBER) {
@@ -1291,6 +1295,9 @@ static int open_container(struct gw_kin *k, bool map)
 		}
 		return 0;
 	}
+	if (d == 2 && !k->top_map && !map && !k->events)
+		return kin_fail(k, -EBADMSG,
+				"not a trace: a JSON array of other things than events");
 	if (d == 2 && k->top_map) {
 		if (k->key[1] == T_EVENTS && !map) {
 			k->sect = SECT_EVENTS;
@@ -1635,6 +1642,15 @@ static int emit_devices(struct gw_kin *k)
 	return 0;
 }
 
+static int64_t add_sat(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
 static int cmp_delta(const void *x, const void *y)
 {
 	const struct kin_delta *p = x, *q = y;
@@ -1662,13 +1678,13 @@ static void deltas_to_levels(struct gw_kin *k)
 		int64_t sum = 0, low = 0;
 
 		for (j = i; j < n && d[j].device == d[i].device; j++) {
-			sum = sum > INT64_MAX - d[j].bytes ? INT64_MAX : sum + d[j].bytes;
+			sum = add_sat(sum, d[j].bytes);
 			if (sum < low)
 				low = sum;
 		}
-		sum = -low;
+		sum = low == INT64_MIN ? INT64_MAX : -low;
 		for (size_t m = i; m < j; m++) {
-			sum = sum > INT64_MAX - d[m].bytes ? INT64_MAX : sum + d[m].bytes;
+			sum = add_sat(sum, d[m].bytes);
 			d[m].bytes = sum;
 		}
 	}
