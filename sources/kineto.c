@@ -1223,10 +1223,9 @@ static int scalar(struct gw_kin *k, enum kin_type type, const char *s, size_t le
 
 		if (type == J_NUMBER)
 			set_num(k, &v, s, len, 0);
-		if (v.state != V_OK)
+		if (v.state != V_OK || v.v < 0)
 			return kin_fail(k, -EINVAL,
-					"%s: \"baseTimeNanoseconds\" is not a whole "
-					"number",
+					"%s: \"baseTimeNanoseconds\" is not a whole number",
 					where(k, offset_now(k), at, sizeof(at)));
 		/* After the events it comes too late to move them: times stay relative to it. */
 		if (k->saw_events) {
