@@ -391,11 +391,11 @@ int gw_kin_host_finish(struct gw_kin_host *h, struct gw_kin_strings *s, struct g
 	const struct gw_kin_thread *t;
 	int r;
 
-	qsort(h->python.data, h->python.len, sizeof(struct gw_kin_span), cmp_span);
-	qsort(h->ops.data, h->ops.len, sizeof(struct gw_kin_span), cmp_span);
-	qsort(h->calls.data, h->calls.len, sizeof(struct gw_kin_call), cmp_call);
-	qsort(h->sync_devs.data, h->sync_devs.len, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
-	qsort(h->other_devs.data, h->other_devs.len, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
+	gw_src_vec_sort(&h->python, sizeof(struct gw_kin_span), cmp_span);
+	gw_src_vec_sort(&h->ops, sizeof(struct gw_kin_span), cmp_span);
+	gw_src_vec_sort(&h->calls, sizeof(struct gw_kin_call), cmp_call);
+	gw_src_vec_sort(&h->sync_devs, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
+	gw_src_vec_sort(&h->other_devs, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
 	if ((r = sweep(h)) < 0)
 		return r;
 	/* What only the sweep needed. */

@@ -1672,7 +1672,7 @@ static void deltas_to_levels(struct gw_kin *k)
 	struct kin_delta *d = k->deltas.data;
 	size_t n = k->deltas.len;
 
-	qsort(d, n, sizeof(*d), cmp_delta);
+	gw_src_vec_sort(&k->deltas, sizeof(*d), cmp_delta);
 	for (size_t i = 0, j; i < n; i = j) {
 		int64_t sum = 0, low = 0;
 

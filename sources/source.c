@@ -122,11 +122,12 @@ static int detect(int fd, const char *path, const struct gw_source_type **ret, b
 			goto out;
 		}
 	}
-	r = gw_source_fail(-EBADMSG, "%s", n == 0 ? "empty file, not a trace"
-					  : *ret_gzip ? "gzip-compressed, but not a trace gpuwhy reads"
-						      : "not a trace gpuwhy reads (a gpuwhy trace, "
-							"torch.profiler JSON or an Nsight Systems "
-							"SQLite export)");
+	r = gw_source_fail(-EBADMSG, "%s",
+			   n == 0      ? "empty file, not a trace"
+			   : *ret_gzip ? "gzip-compressed, but not a trace gpuwhy reads"
+				       : "not a trace gpuwhy reads (a gpuwhy trace, "
+					 "torch.profiler JSON or an Nsight Systems "
+					 "SQLite export)");
 	(void)path;
 out:
 	free(raw);

@@ -31,7 +31,8 @@ int64_t gw_src_vec_append(struct gw_src_vec *v, const void *data, size_t n)
 
 	if (n > SIZE_MAX / 2 - at)
 		return -ENOMEM;
-	if (at + n > v->cap) {
+	/* allocated even for nothing: offsets into the vector must have a base to add to */
+	if (at + n > v->cap || !v->data) {
 		size_t cap = v->cap ? v->cap : 4096;
 		void *d;
 
@@ -53,6 +54,12 @@ void gw_src_vec_free(struct gw_src_vec *v)
 {
 	free(v->data);
 	*v = (struct gw_src_vec){0};
+}
+
+void gw_src_vec_sort(struct gw_src_vec *v, size_t elem, int (*cmp)(const void *, const void *))
+{
+	if (v->len > 1)
+		qsort(v->data, v->len, elem, cmp);
 }
 
 struct gw_src_strtab_slot {

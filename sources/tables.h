@@ -18,6 +18,8 @@ void *gw_src_vec_push(struct gw_src_vec *v, size_t elem);
 /* Appends n bytes (the vector's elements are bytes); returns their offset or -ENOMEM. */
 int64_t gw_src_vec_append(struct gw_src_vec *v, const void *data, size_t n);
 void gw_src_vec_free(struct gw_src_vec *v);
+/* qsort of the vector's elements (an empty vector has no data to give qsort). */
+void gw_src_vec_sort(struct gw_src_vec *v, size_t elem, int (*cmp)(const void *, const void *));
 
 /* Byte strings interned to dense ids 1, 2, ... Zero-initialised is empty. */
 struct gw_src_strtab {

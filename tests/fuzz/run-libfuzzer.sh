@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Builds the fuzz targets with clang's libFuzzer, ASan and UBSan, and fuzzes each in turn.
 # usage: tests/fuzz/run-libfuzzer.sh [SECONDS [TARGET...]] (default 60 s each; targets
-# fuzz-reader and fuzz-analysis). Prints executions, exec/s, crashes and corpus size per
+# fuzz-reader, fuzz-kineto and fuzz-analysis). Prints executions, exec/s, crashes and corpus size per
 # target; exits 1 when a target crashed, 77 (skip) without clang. Findings (crash-*, leak-*,
 # timeout-*, oom-*) and the grown corpora stay in $FUZZ_OUT (default: a temp directory).
 set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-fuzz-reader fuzz-analysis}
+targets=${*:-fuzz-reader fuzz-kineto fuzz-analysis}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-clang}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gw-fuzz.XXXXXX")}
@@ -21,9 +21,15 @@ fi
 mkdir -p "$out"
 flags="-std=gnu11 -D_GNU_SOURCE -DGW_LIBFUZZER -g -O1 -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=undefined -I$root/include -I$root/analysis -I$root/tools
-	-isystem ${CUDA_ROOT:-/usr/local/cuda}/include"
+	-I$root/sources -I$root/hooks -isystem ${CUDA_ROOT:-/usr/local/cuda}/include
+	-I/usr/include/yajl"
 a=$root/analysis
 t=$root/tools
+s=$root/sources
+# Every source (tools/dump.c reads through them): the formats and their helpers.
+sources="$s/source.c $s/gpuwhy-trace.c $s/trace-reader.c $s/kineto.c $s/kineto-host.c
+	$s/cuda-api.c $s/decimal.c $s/tables.c"
+libs="-lzstd -lyajl -lz -pthread"
 
 # Each target: its sources, libraries, longest input and seed corpus in the tree. The two
 # builds run side by side.
@@ -31,8 +37,13 @@ for target in $targets; do
 	case $target in
 	fuzz-reader)
 		# shellcheck disable=SC2086
-		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" "$a/trace-reader.c" "$t/dump.c" \
-			-lzstd -pthread -o "$out/fuzz-reader" &
+		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" $sources "$t/dump.c" \
+			$libs -o "$out/fuzz-reader" &
+		;;
+	fuzz-kineto)
+		# shellcheck disable=SC2086
+		"$cc" $flags "$root/tests/fuzz/fuzz-kineto.c" $sources "$t/dump.c" \
+			$libs -o "$out/fuzz-kineto" &
 		;;
 	fuzz-analysis)
 		python3 "$t/html/embed.py" "$t/html/report.html" "$t/html/report.css" \
@@ -40,9 +51,9 @@ for target in $targets; do
 		# shellcheck disable=SC2086
 		"$cc" $flags "$root/tests/fuzz/fuzz-analysis.c" "$a/advice.c" "$a/analyze-files.c" \
 			"$a/analyzer.c" "$a/attribute.c" "$a/classify.c" "$a/symbolize.c" "$a/util.c" \
-			"$a/trace-reader.c" "$t/report-text.c" "$t/report-json.c" "$t/report-html.c" \
+			$sources "$t/report-text.c" "$t/report-json.c" "$t/report-html.c" \
 			"$t/json-out.c" "$out/report-html-page.c" \
-			-lzstd -ldw -lm -lstdc++ -pthread -o "$out/fuzz-analysis" &
+			$libs -ldw -lm -lstdc++ -o "$out/fuzz-analysis" &
 		;;
 	*)
 		echo "run-libfuzzer: unknown target $target" >&2
@@ -59,6 +70,7 @@ failed=0
 for target in $targets; do
 	case $target in
 	fuzz-reader) seeds=$root/tests/fuzz/corpus max_len=65536 ;;
+	fuzz-kineto) seeds=$root/tests/fuzz/corpus-kineto max_len=65536 ;;
 	fuzz-analysis) seeds=$root/tests/fuzz/corpus-analysis max_len=8192 ;;
 	esac
 	dir=$out/$target.out
