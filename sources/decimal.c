@@ -44,6 +44,33 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
+/* The common case, short enough that nothing can overflow: "-?[0-9]{1,15}(\.[0-9]{1,3})?"
+ * with scale <= 3. Returns false for anything else (the general path decides). */
+static bool parse_short(const char *s, size_t len, unsigned scale, bool exact, int64_t *ret)
+{
+	size_t i = s[0] == '-', int_digits = 0, frac_digits = 0;
+	int64_t v = 0;
+
+	if (scale > 3)
+		return false;
+	for (; i < len && is_digit(s[i]) && int_digits < 16; i++, int_digits++)
+		v = v * 10 + (s[i] - '0');
+	if (!int_digits || int_digits > 15)
+		return false;
+	if (i < len && s[i] == '.') {
+		for (i++; i < len && is_digit(s[i]) && frac_digits <= scale; i++, frac_digits++)
+			v = v * 10 + (s[i] - '0');
+		if (!frac_digits || frac_digits > scale)
+			return false;
+	}
+	if (i != len || (exact && frac_digits))
+		return false; /* an exponent, more decimals, a fraction to check: the long way */
+	for (size_t k = frac_digits; k < scale; k++)
+		v *= 10;
+	*ret = s[0] == '-' ? -v : v;
+	return true;
+}
+
 int gw_decimal_parse(const char *s, size_t len, unsigned scale, bool exact, int64_t *ret)
 {
 	struct gw_dec d = {.exp10 = scale, .dropped = -1};
@@ -52,6 +79,8 @@ int gw_decimal_parse(const char *s, size_t len, unsigned scale, bool exact, int6
 	size_t i = 0;
 	long e = 0;
 
+	if (len && parse_short(s, len, scale, exact, ret))
+		return 0;
 	if (i < len && (s[i] == '-' || s[i] == '+'))
 		neg = s[i++] == '-';
 	if (i >= len || !is_digit(s[i]))

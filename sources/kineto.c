@@ -94,63 +94,69 @@ enum kin_key {
 
 struct kin_keyname {
 	const char *text;
+	uint8_t len;
 	uint16_t key;
 };
 
+#define KEY(text, key)                                                                             \
+	{                                                                                          \
+		text, sizeof(text) - 1, key                                                        \
+	}
+
 static const struct kin_keyname top_keys[] = {
-	{"traceEvents", T_EVENTS},
-	{"deviceProperties", T_DEVPROPS},
-	{"distributedInfo", T_DIST},
-	{"baseTimeNanoseconds", T_BASE},
-	{NULL, 0},
+	KEY("traceEvents", T_EVENTS),
+	KEY("deviceProperties", T_DEVPROPS),
+	KEY("distributedInfo", T_DIST),
+	KEY("baseTimeNanoseconds", T_BASE),
+	{NULL, 0, 0},
 };
 static const struct kin_keyname event_keys[] = {
-	{"ph", K_PH},		{"cat", K_CAT},		{"name", K_NAME},
-	{"pid", K_NUM + N_PID}, {"tid", K_NUM + N_TID}, {"ts", K_NUM + N_TS},
-	{"dur", K_NUM + N_DUR}, {"args", K_ARGS},	{NULL, 0},
+	KEY("ph", K_PH),	   KEY("cat", K_CAT),	      KEY("name", K_NAME),
+	KEY("pid", K_NUM + N_PID), KEY("tid", K_NUM + N_TID), KEY("ts", K_NUM + N_TS),
+	KEY("dur", K_NUM + N_DUR), KEY("args", K_ARGS),	      {NULL, 0, 0},
 };
 static const struct kin_keyname arg_keys[] = {
-	{"device", K_NUM + N_DEVICE},
-	{"stream", K_NUM + N_STREAM},
-	{"correlation", K_NUM + N_CORR},
-	{"registers per thread", K_NUM + N_REGS},
-	{"shared memory", K_NUM + N_SMEM},
-	{"grid", K_GRID},
-	{"block", K_BLOCK},
-	{"bytes", K_NUM + N_BYTES},
-	{"cbid", K_NUM + N_CBID},
-	{"cuda_sync_kind", K_SYNC_KIND},
-	{"wait_on_cuda_event_id", K_NUM + N_WAIT_EVENT},
-	{"Device Type", K_NUM + N_DEV_TYPE},
-	{"Device Id", K_NUM + N_DEV_ID},
-	{"Addr", K_NUM + N_ADDR},
-	{"Bytes", K_NUM + N_MEM_BYTES},
-	{"Total Allocated", K_NUM + N_TOTAL_ALLOC},
-	{"Total Reserved", K_NUM + N_TOTAL_RESERVED},
-	{"Call stack", K_CALL_STACK},
-	{"name", K_ARG_NAME},
-	{NULL, 0},
+	KEY("device", K_NUM + N_DEVICE),
+	KEY("stream", K_NUM + N_STREAM),
+	KEY("correlation", K_NUM + N_CORR),
+	KEY("registers per thread", K_NUM + N_REGS),
+	KEY("shared memory", K_NUM + N_SMEM),
+	KEY("grid", K_GRID),
+	KEY("block", K_BLOCK),
+	KEY("bytes", K_NUM + N_BYTES),
+	KEY("cbid", K_NUM + N_CBID),
+	KEY("cuda_sync_kind", K_SYNC_KIND),
+	KEY("wait_on_cuda_event_id", K_NUM + N_WAIT_EVENT),
+	KEY("Device Type", K_NUM + N_DEV_TYPE),
+	KEY("Device Id", K_NUM + N_DEV_ID),
+	KEY("Addr", K_NUM + N_ADDR),
+	KEY("Bytes", K_NUM + N_MEM_BYTES),
+	KEY("Total Allocated", K_NUM + N_TOTAL_ALLOC),
+	KEY("Total Reserved", K_NUM + N_TOTAL_RESERVED),
+	KEY("Call stack", K_CALL_STACK),
+	KEY("name", K_ARG_NAME),
+	{NULL, 0, 0},
 };
 static const struct kin_keyname dist_keys[] = {
-	{"rank", D_RANK},
-	{NULL, 0},
+	KEY("rank", D_RANK),
+	{NULL, 0, 0},
 };
 static const struct kin_keyname devprop_keys[] = {
-	{"id", P_ID},
-	{"name", P_NAME},
-	{"totalGlobalMem", P_MEM},
-	{"computeMajor", P_MAJOR},
-	{"computeMinor", P_MINOR},
-	{"maxThreadsPerBlock", P_THREADS_BLOCK},
-	{"maxThreadsPerMultiprocessor", P_THREADS_SM},
-	{"regsPerBlock", P_REGS_BLOCK},
-	{"regsPerMultiprocessor", P_REGS_SM},
-	{"warpSize", P_WARP},
-	{"sharedMemPerBlock", P_SMEM_BLOCK},
-	{"sharedMemPerMultiprocessor", P_SMEM_SM},
-	{"numSms", P_SMS},
-	{"sharedMemPerBlockOptin", P_OPTIN},
-	{NULL, 0},
+	KEY("id", P_ID),
+	KEY("name", P_NAME),
+	KEY("totalGlobalMem", P_MEM),
+	KEY("computeMajor", P_MAJOR),
+	KEY("computeMinor", P_MINOR),
+	KEY("maxThreadsPerBlock", P_THREADS_BLOCK),
+	KEY("maxThreadsPerMultiprocessor", P_THREADS_SM),
+	KEY("regsPerBlock", P_REGS_BLOCK),
+	KEY("regsPerMultiprocessor", P_REGS_SM),
+	KEY("warpSize", P_WARP),
+	KEY("sharedMemPerBlock", P_SMEM_BLOCK),
+	KEY("sharedMemPerMultiprocessor", P_SMEM_SM),
+	KEY("numSms", P_SMS),
+	KEY("sharedMemPerBlockOptin", P_OPTIN),
+	{NULL, 0, 0},
 };
 
 /* Event categories: current names and the 2020 format's capitalised ones. */
@@ -168,13 +174,20 @@ enum kin_cat {
 
 static const struct {
 	const char *text;
-	uint8_t cat;
+	uint8_t len, cat;
 } categories[] = {
-	{"kernel", C_KERNEL},	  {"gpu_memcpy", C_MEMCPY},	 {"memcpy", C_MEMCPY},
-	{"gpu_memset", C_MEMSET}, {"memset", C_MEMSET},		 {"cuda_runtime", C_RUNTIME},
-	{"runtime", C_RUNTIME},	  {"cuda_driver", C_DRIVER},	 {"driver", C_DRIVER},
-	{"cuda_sync", C_SYNC},	  {"python_function", C_PYTHON}, {"cpu_op", C_CPU_OP},
-	{"operator", C_CPU_OP},
+#define CAT(text, cat)                                                                             \
+	{                                                                                          \
+		text, sizeof(text) - 1, cat                                                        \
+	}
+	CAT("kernel", C_KERNEL),	  CAT("gpu_memcpy", C_MEMCPY),
+	CAT("memcpy", C_MEMCPY),	  CAT("gpu_memset", C_MEMSET),
+	CAT("memset", C_MEMSET),	  CAT("cuda_runtime", C_RUNTIME),
+	CAT("runtime", C_RUNTIME),	  CAT("cuda_driver", C_DRIVER),
+	CAT("driver", C_DRIVER),	  CAT("cuda_sync", C_SYNC),
+	CAT("python_function", C_PYTHON), CAT("cpu_op", C_CPU_OP),
+	CAT("operator", C_CPU_OP),
+#undef CAT
 };
 
 static const char *const cat_names[] = {
@@ -289,6 +302,16 @@ enum kin_sect {
 	SECT_DIST,
 };
 
+/* A runtime or driver call's name, as classified: the same few names come again and again. */
+struct kin_api_name {
+	char text[48];
+	uint8_t len;
+	bool driver, found;
+	uint8_t category, sync_kind;
+};
+
+#define GW_KIN_API_NAMES 16
+
 struct gw_kin {
 	struct gw_source *src;
 	/* input */
@@ -323,6 +346,8 @@ struct gw_kin {
 	struct gw_kin_strings strings;
 	struct gw_src_strtab ids; /* pid and tid strings that are not numbers */
 	struct gw_kin_host host;
+	struct kin_api_name api_names[GW_KIN_API_NAMES];
+	unsigned api_names_next; /* the slot the next new name takes */
 	/* an error: the first one ends the parse */
 	int err;
 	char reason[256];
@@ -787,6 +812,33 @@ static int host_thread(struct gw_kin *k, uint64_t ns, uint32_t *ret_idx)
 	return 0;
 }
 
+/* gw_cuda_api_lookup, through a small cache of the names seen last. */
+static bool api_lookup(struct gw_kin *k, const char *name, size_t len, bool driver,
+		       uint8_t *ret_category, uint8_t *ret_sync_kind)
+{
+	struct kin_api_name *c;
+
+	for (unsigned i = 0; i < GW_KIN_API_NAMES; i++) {
+		c = &k->api_names[i];
+		if (c->len == len && c->driver == driver && len &&
+		    memcmp(c->text, name, len) == 0) {
+			*ret_category = c->category;
+			*ret_sync_kind = c->sync_kind;
+			return c->found;
+		}
+	}
+	if (len >= sizeof(c->text))
+		return gw_cuda_api_lookup(name, len, driver, ret_category, ret_sync_kind);
+	c = &k->api_names[k->api_names_next++ % GW_KIN_API_NAMES];
+	memcpy(c->text, name, len);
+	c->len = (uint8_t)len;
+	c->driver = driver;
+	c->found = gw_cuda_api_lookup(name, len, driver, &c->category, &c->sync_kind);
+	*ret_category = c->category;
+	*ret_sync_kind = c->sync_kind;
+	return c->found;
+}
+
 static int api_call(struct gw_kin *k)
 {
 	struct kin_ev *e = &k->ev;
@@ -798,7 +850,7 @@ static int api_call(struct gw_kin *k)
 	uint32_t tidx, name_id;
 	int r;
 
-	if (!gw_cuda_api_lookup(e->name.data, e->name.len, driver, &category, &sync_kind))
+	if (!api_lookup(k, e->name.data, e->name.len, driver, &category, &sync_kind))
 		return 0; /* a call gpuwhy's own capture does not record either */
 	if ((r = ev_span(k, &start, &end)) < 0 || (r = want(k, N_CORR, 0, &corr)) < 0 ||
 	    (r = want(k, N_CBID, 0, &cbid)) < 0 || (r = host_thread(k, start, &tidx)) < 0 ||
@@ -1023,7 +1075,7 @@ static int ev_done(struct gw_kin *k)
 static uint16_t key_of(const struct kin_keyname *t, const char *s, size_t len)
 {
 	for (; t->text; t++)
-		if (t->text[0] == s[0] && strlen(t->text) == len && memcmp(t->text, s, len) == 0)
+		if (t->len == len && t->text[0] == s[0] && memcmp(t->text, s, len) == 0)
 			return t->key;
 	return K_NONE;
 }
