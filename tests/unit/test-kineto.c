@@ -103,6 +103,31 @@ static void read_text(const char *json, struct read *out)
 	read_path(write_file("t.json", json, strlen(json), false), NULL, out);
 }
 
+/* Reads {TOP "traceEvents": [EVENT, ...]} (top: members before the events, or ""); the
+ * events are the arguments up to NULL. With top NULL, the 2020 format's bare [EVENT, ...]. */
+static void read_events(struct read *out, const char *top, ...)
+{
+	size_t len = 64 + (top ? strlen(top) : 0), n;
+	const char *e;
+	char *doc;
+	va_list ap;
+
+	va_start(ap, top);
+	while ((e = va_arg(ap, const char *)))
+		len += strlen(e) + 2;
+	va_end(ap);
+	doc = malloc(len);
+	assert_non_null(doc);
+	n = (size_t)snprintf(doc, len, top ? "{%s\"traceEvents\": [" : "[", top ? top : "");
+	va_start(ap, top);
+	for (bool first = true; (e = va_arg(ap, const char *)); first = false)
+		n += (size_t)snprintf(doc + n, len - n, "%s%s", first ? "" : ",", e);
+	va_end(ap);
+	snprintf(doc + n, len - n, top ? "]}" : "]");
+	read_text(doc, out);
+	free(doc);
+}
+
 static void read_free(struct read *rd)
 {
 	for (size_t i = 0; i < rd->n; i++) {
@@ -193,11 +218,10 @@ static void test_kernel_and_launch(void **state)
 	const struct gw_rec_api *a;
 
 	(void)state;
-	read_text("{\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3}, " DEVPROPS
-		  ", \"traceEvents\": [" RUNTIME("cudaLaunchKernel", "10", "4", "5") ", " KERNEL(
-			  "20.5", "3.25", "5", "gemm_k") ", " RUNTIME("cudaEventQuery", "30", "1",
-								      "6") "]}",
-		  &rd);
+	read_events(&rd, "\"schemaVersion\": 1, \"distributedInfo\": {\"rank\": 3}, " DEVPROPS ", ",
+		    RUNTIME("cudaLaunchKernel", "10", "4", "5"),
+		    KERNEL("20.5", "3.25", "5", "gemm_k"),
+		    RUNTIME("cudaEventQuery", "30", "1", "6"), NULL);
 	assert_int_equal(rd.err, 0);
 	assert_false(rd.truncated);
 	assert_int_equal(rd.v[0].r.type, GW_REC_HEADER);
@@ -248,41 +272,29 @@ static void test_copies_syncs_graphs(void **state)
 	const struct gw_rec_sync *s;
 
 	(void)state;
-	read_text(
-		"{\"traceEvents\": ["
+	read_events(
+		&rd, "",
 		"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy HtoD (Pageable -> "
 		"Device)\", \"pid\": 0, \"tid\": 7, \"ts\": 5, \"dur\": 2, \"args\": {\"device\": "
-		"0, "
-		"\"stream\": 7, \"correlation\": 1, \"bytes\": 4096}},"
+		"0, \"stream\": 7, \"correlation\": 1, \"bytes\": 4096}}",
 		"{\"ph\": \"X\", \"cat\": \"gpu_memcpy\", \"name\": \"Memcpy DtoH (Device -> "
 		"Pinned)\", \"pid\": 0, \"tid\": 7, \"ts\": 8, \"dur\": 1, \"args\": {\"device\": "
-		"0, "
-		"\"stream\": 7, \"correlation\": 2, \"bytes\": 8}},"
+		"0, \"stream\": 7, \"correlation\": 2, \"bytes\": 8}}",
 		"{\"ph\": \"X\", \"cat\": \"gpu_memset\", \"name\": \"Memset (Device)\", \"pid\": "
-		"0, "
-		"\"tid\": 7, \"ts\": 9, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, "
-		"\"correlation\": 3, \"bytes\": 64}}," KERNEL("20", "1", "9", "k1") "," KERNEL("22", "1", "9", "k2") "," KERNEL(
-			"24", "1", "9",
-			"k3") "," RUNTIME("cudaMemcpyAsync", "4", "4",
-					  "1") "," RUNTIME("cudaMemcpy", "7", "3",
-							   "2") "," RUNTIME("cudaGraphLaunch", "15",
-									    "2",
-									    "9") "," RUNTIME("cudaS"
-											     "tream"
-											     "Synch"
-											     "roniz"
-											     "e",
-											     "26",
-											     "3",
-											     "10") ","
-												   "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"pid\": 0, "
-												   "\"tid\": 7, \"ts\": 26, \"dur\": 3, \"args\": {\"cuda_sync_kind\": \"Stream Sync\", "
-												   "\"stream\": 7, \"correlation\": 10, \"device\": 0}},"
-												   "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0, "
-												   "\"tid\": -1, \"ts\": 30, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"Event Sync\", "
-												   "\"stream\": -1, \"wait_on_cuda_event_id\": 8, \"correlation\": 11, \"device\": 0}}"
-												   "]}",
-		&rd);
+		"0, \"tid\": 7, \"ts\": 9, \"dur\": 1, \"args\": {\"device\": 0, \"stream\": 7, "
+		"\"correlation\": 3, \"bytes\": 64}}",
+		KERNEL("20", "1", "9", "k1"), KERNEL("22", "1", "9", "k2"),
+		KERNEL("24", "1", "9", "k3"), RUNTIME("cudaMemcpyAsync", "4", "4", "1"),
+		RUNTIME("cudaMemcpy", "7", "3", "2"), RUNTIME("cudaGraphLaunch", "15", "2", "9"),
+		RUNTIME("cudaStreamSynchronize", "26", "3", "10"),
+		"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Stream Sync\", \"pid\": 0, "
+		"\"tid\": 7, \"ts\": 26, \"dur\": 3, \"args\": {\"cuda_sync_kind\": \"Stream "
+		"Sync\", \"stream\": 7, \"correlation\": 10, \"device\": 0}}",
+		"{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Event Sync\", \"pid\": 0, "
+		"\"tid\": -1, \"ts\": 30, \"dur\": 1, \"args\": {\"cuda_sync_kind\": \"Event "
+		"Sync\", \"stream\": -1, \"wait_on_cuda_event_id\": 8, \"correlation\": 11, "
+		"\"device\": 0}}",
+		NULL);
 	assert_int_equal(rd.err, 0);
 	c = &nth(&rd, GW_REC_MEMCPY, 0)->r.memcpy;
 	assert_int_equal(c->copy_kind, 1); /* CUPTI's HTOD */
@@ -336,32 +348,16 @@ static void test_python_stacks(void **state)
 	const struct gw_rec_frame *f;
 
 	(void)state;
-	read_text(
-		"{\"traceEvents\": [" RUNTIME("cudaDeviceSynchronize", "50", "5", "1") ", " RUNTIME("cudaLaunchKernel", "300", "5", "2") ", " OP(
-			"autograd::engine::evaluate_function: MmBackward0", "400", "50",
-			"200") ", " OP("aten::mm", "410", "20",
-				       "200") ", " RUNTIME_ON("200", "cudaLaunchKernel", "415", "5",
-							      "3") "," PY("train.py(87): step", "0",
-									  "200", "1",
-									  "null") ", " PY("torch/"
-											  "nn/"
-											  "modules/"
-											  "module."
-											  "py(1501)"
-											  ": "
-											  "_call_"
-											  "impl",
-											  "20",
-											  "100",
-											  "2",
-											  "1") ","
-											       " " PY("<built-in method item of Tensor object at "
-												      "0x7fdc681f0eb0>",
-												      "40",
-												      "30",
-												      "3",
-												      "2") "]}",
-		&rd);
+	read_events(&rd, "", RUNTIME("cudaDeviceSynchronize", "50", "5", "1"),
+		    RUNTIME("cudaLaunchKernel", "300", "5", "2"),
+		    OP("autograd::engine::evaluate_function: MmBackward0", "400", "50", "200"),
+		    OP("aten::mm", "410", "20", "200"),
+		    RUNTIME_ON("200", "cudaLaunchKernel", "415", "5", "3"),
+		    PY("train.py(87): step", "0", "200", "1", "null"),
+		    PY("torch/nn/modules/module.py(1501): _call_impl", "20", "100", "2", "1"),
+		    PY("<built-in method item of Tensor object at 0x7fdc681f0eb0>", "40", "30", "3",
+		       "2"),
+		    NULL);
 	assert_int_equal(rd.err, 0);
 	/* the call inside item() inside _call_impl inside step */
 	a = api(&rd, 1);
@@ -412,21 +408,14 @@ static void test_memory(void **state)
 	size_t reserved = 0, allocated = 0;
 
 	(void)state;
-	read_text(
-		"{\"traceEvents\": [" MEM("1", "4096", "512", "512", "2097152") ", " MEM(
-			"2", "8192", "256", "768",
-			"2097152") ", " MEM("3", "4096", "-512", "256",
-					    "2097152") ", " MEM("4", "12288", "4194304", "4194560",
-								"6291456") ","
-									   "{\"ph\": \"i\", \"s\": "
-									   "\"t\", \"name\": "
-									   "\"[memory]\", \"pid\": "
-									   "100, \"tid\": 100, "
-									   "\"ts\": 5, \"args\": "
-									   "{\"Device Type\": 0, "
-									   "\"Device Id\": -1, "
-									   "\"Bytes\": 64}}]}",
-		&rd);
+	read_events(&rd, "", MEM("1", "4096", "512", "512", "2097152"),
+		    MEM("2", "8192", "256", "768", "2097152"),
+		    MEM("3", "4096", "-512", "256", "2097152"),
+		    MEM("4", "12288", "4194304", "4194560", "6291456"),
+		    "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 100, \"tid\": "
+		    "100, \"ts\": 5, \"args\": {\"Device Type\": 0, \"Device Id\": -1, \"Bytes\": "
+		    "64}}",
+		    NULL);
 	assert_int_equal(rd.err, 0);
 	/* blocks of the caching allocator: CUDA ones only */
 	assert_int_equal(count(&rd, GW_REC_MEMORY), 4);
@@ -460,6 +449,10 @@ static void test_memory(void **state)
 	read_free(&rd);
 }
 
+#define OLD_MEM(ts, bytes)                                                                         \
+	"{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, "           \
+	"\"ts\": " ts ", \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": " bytes "}}"
+
 /* The 2021 format gives block sizes only: the allocated curve from its lowest level. */
 static void test_memory_2021(void **state)
 {
@@ -468,15 +461,8 @@ static void test_memory_2021(void **state)
 	size_t n = 0;
 
 	(void)state;
-	read_text("[{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, "
-		  "\"ts\": 1, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": 200}},"
-		  "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, "
-		  "\"ts\": 0, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": -100}},"
-		  "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, "
-		  "\"ts\": 2, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": -300}},"
-		  "{\"ph\": \"i\", \"s\": \"t\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, "
-		  "\"ts\": 3, \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": 50}}]",
-		  &rd);
+	read_events(&rd, NULL, OLD_MEM("1", "200"), OLD_MEM("0", "-100"), OLD_MEM("2", "-300"),
+		    OLD_MEM("3", "50"), NULL);
 	assert_int_equal(rd.err, 0);
 	assert_int_equal(count(&rd, GW_REC_MEMORY), 0);
 	for (size_t i = 0; i < rd.n; i++) {
@@ -496,15 +482,15 @@ static void test_base_time(void **state)
 	struct read rd;
 
 	(void)state;
-	read_text("{\"baseTimeNanoseconds\": 1700000000000000000, \"traceEvents\": [" KERNEL(
-			  "1.5", "0.001", "1", "k") "]}",
-		  &rd);
+	read_events(&rd, "\"baseTimeNanoseconds\": 1700000000000000000, ",
+		    KERNEL("1.5", "0.001", "1", "k"), NULL);
 	assert_int_equal(rd.err, 0);
 	assert_true(nth(&rd, GW_REC_KERNEL, 0)->r.kernel.start_ns == 1700000000000001500ull);
 	assert_true(nth(&rd, GW_REC_KERNEL, 0)->r.kernel.end_ns == 1700000000000001501ull);
 	read_free(&rd);
 	read_text("{\"traceEvents\": [" KERNEL("1712195495505543.2", "1", "1",
-					       "k") "], \"baseTimeNanoseconds\": 5}",
+					       "k") "], "
+						    "\"baseTimeNanoseconds\": 5}",
 		  &rd);
 	assert_int_equal(rd.err, 0);
 	assert_true(nth(&rd, GW_REC_KERNEL, 0)->r.kernel.start_ns == 1712195495505543200ull);
@@ -518,21 +504,20 @@ static void test_legacy(void **state)
 	struct read rd;
 
 	(void)state;
-	read_text(
-		"[{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::add\", \"pid\": 9, "
-		"\"tid\": \"4093687616\", \"ts\": 1, \"dur\": 9, \"args\": {}},"
-		"{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, "
-		"\"tid\": \"4093687616\", \"ts\": 2, \"dur\": 3, \"args\": {\"cbid\": 211, "
-		"\"correlation\": 77, \"external id\": 1}},"
+	read_events(
+		&rd, NULL,
+		"{\"ph\": \"X\", \"cat\": \"Operator\", \"name\": \"aten::add\", \"pid\": 9, "
+		"\"tid\": \"4093687616\", \"ts\": 1, \"dur\": 9, \"args\": {}}",
+		"{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": "
+		"9, \"tid\": \"4093687616\", \"ts\": 2, \"dur\": 3, \"args\": {\"cbid\": 211, "
+		"\"correlation\": 77, \"external id\": 1}}",
 		"{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"add_kernel\", \"pid\": 0, "
-		"\"tid\": "
-		"\"stream 7\", \"ts\": 6, \"dur\": 2, \"args\": {\"device\": 0, \"correlation\": "
-		"77, "
-		"\"grid\": [1, 1, 1], \"block\": [32, 1, 1]}},"
+		"\"tid\": \"stream 7\", \"ts\": 6, \"dur\": 2, \"args\": {\"device\": 0, "
+		"\"correlation\": 77, \"grid\": [1, 1, 1], \"block\": [32, 1, 1]}}",
 		"{\"ph\": \"X\", \"cat\": \"Memset\", \"name\": \"Memset (Device)\", \"pid\": 0, "
 		"\"tid\": \"stream 7\", \"ts\": 9, \"dur\": 1, \"args\": {\"device\": 0, "
-		"\"correlation\": 78, \"bytes\": 4}}]",
-		&rd);
+		"\"correlation\": 78, \"bytes\": 4}}",
+		NULL);
 	assert_int_equal(rd.err, 0);
 	assert_int_equal(nth(&rd, GW_REC_KERNEL, 0)->r.kernel.stream, 7);
 	assert_int_equal(nth(&rd, GW_REC_MEMSET, 0)->r.memset.stream, 7);
@@ -549,76 +534,18 @@ static void test_two_devices(void **state)
 	struct read rd;
 
 	(void)state;
-	read_text(
-		"{\"traceEvents\": [" KERNEL(
-			"10", "1", "1",
-			"k") ","
-			     "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 1, "
-			     "\"tid\": 9, "
-			     "\"ts\": 30, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 9, "
-			     "\"correlation\": 3}}," RUNTIME(
-				     "cudaLaunchKernel", "5", "1",
-				     "1") "," RUNTIME("cudaDeviceSynchronize", "12", "1",
-						      "2") "," RUNTIME("cudaLaunchKernel", "25",
-								       "1",
-								       "3") "," RUNTIME("cudaDevice"
-											"Synchroniz"
-											"e",
-											"35", "1",
-											"4") ","
-											     "{\"ph"
-											     "\": "
-											     "\"X\""
-											     ", "
-											     "\"cat"
-											     "\": "
-											     "\"cud"
-											     "a_"
-											     "sync"
-											     "\", "
-											     "\"nam"
-											     "e\": "
-											     "\"Con"
-											     "text "
-											     "Sync"
-											     "\", "
-											     "\"pid"
-											     "\": "
-											     "0, "
-											     "\"tid"
-											     "\": "
-											     "-1, "
-											     "\"ts"
-											     "\": "
-											     "12, "
-											     "\"dur"
-											     "\": "
-											     "1, "
-											     "\"arg"
-											     "s\": "
-											     "{\"cu"
-											     "da_"
-											     "sync_"
-											     "kind"
-											     "\": "
-											     "\"Con"
-											     "text "
-											     "Sync"
-											     "\", "
-											     "\"str"
-											     "eam\""
-											     ": "
-											     "-1, "
-											     "\"cor"
-											     "relat"
-											     "ion\""
-											     ": 2, "
-											     "\"dev"
-											     "ice\""
-											     ": "
-											     "0}}]"
-											     "}",
-		&rd);
+	read_events(&rd, "", KERNEL("10", "1", "1", "k"),
+		    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 1, \"tid\": 9, "
+		    "\"ts\": 30, \"dur\": 1, \"args\": {\"device\": 1, \"stream\": 9, "
+		    "\"correlation\": 3}}",
+		    RUNTIME("cudaLaunchKernel", "5", "1", "1"),
+		    RUNTIME("cudaDeviceSynchronize", "12", "1", "2"),
+		    RUNTIME("cudaLaunchKernel", "25", "1", "3"),
+		    RUNTIME("cudaDeviceSynchronize", "35", "1", "4"),
+		    "{\"ph\": \"X\", \"cat\": \"cuda_sync\", \"name\": \"Context Sync\", \"pid\": "
+		    "0, \"tid\": -1, \"ts\": 12, \"dur\": 1, \"args\": {\"cuda_sync_kind\": "
+		    "\"Context Sync\", \"stream\": -1, \"correlation\": 2, \"device\": 0}}",
+		    NULL);
 	assert_int_equal(rd.err, 0);
 	assert_int_equal(api(&rd, 1)->device, 0);
 	assert_int_equal(api(&rd, 2)->device, 0);
