@@ -102,6 +102,14 @@ DLRM_TOP_IDLE = {
 }
 
 
+# Kernel names analysis/kernel-classes.def classifies once the classifier reads the base name
+# past "(anonymous namespace)" and template arguments (it stops at their first '(' today):
+# ATen's anonymous-namespace kernels (spin_kernel, vectorized_layer_norm_kernel,
+# indexSelectLargeIndex) and PyTorch's multimem all-reduce, vLLM's rms_norm kernel.
+UNCLASSIFIED_LATER = {'hta_a100_event_sync.json.gz', 'tracelens_h100_bert-small.json.gz',
+                      'tracelens_b200_eager_trace.json.gz'}
+
+
 def report(*args, timeout=300):
     return subprocess.run([A.report] + list(args), capture_output=True, text=True,
                           timeout=timeout)
@@ -388,6 +396,12 @@ def main():
             continue
         check_trace(name, f, r)
         check_top_idle(name, r)
+        u = r['unclassified_kernel_share']
+        if name in UNCLASSIFIED_LATER:
+            print(f'note {name}: {u:.1%} of kernel time unclassified until the classifier '
+                  f'reads base names past "(anonymous namespace)"')
+        else:
+            expect(u <= 0.05, f'{name}: {u:.1%} of kernel time matches no class rule (<= 5%)')
         props = all(d in f['props'] for d in f['devices'])
         expect(not r['trace']['truncated'] and
                all(d['described'] for d in r['devices']) == props,
