@@ -625,7 +625,6 @@ static int memory_event(struct gw_kin *k)
 	if (k->ev.num[GW_F_MEM_BYTES].state != GW_V_OK)
 		return field_fail(k, "Bytes", &k->ev.num[GW_F_MEM_BYTES]);
 	bytes = k->ev.num[GW_F_MEM_BYTES].v;
-	k->memory_events++;
 	if (k->ev.num[GW_F_ADDR].state == GW_V_ABSENT) {
 		struct gw_kin_delta *d = gw_src_vec_push(&k->deltas, sizeof(*d));
 

@@ -19,6 +19,8 @@
 #define GW_KIN_MAX_DEPTH  512	      /* deeper JSON is refused (yajl's own stack would grow) */
 #define GW_KIN_MAX_STRING (64 * 1024) /* longer names and call stacks are cut */
 
+/* The keys the walk reads, at each level: the top-level object, an event, its args,
+ * distributedInfo, an entry of deviceProperties. Any other key's value is skipped. */
 struct gw_kin_keyname {
 	const char *text;
 	uint8_t len;
@@ -92,6 +94,7 @@ static const struct gw_kin_keyname devprop_keys[] = {
 	{NULL, 0, 0},
 };
 
+/* Event categories, case-insensitively: current names and the 2020 format's capitalised ones. */
 static const struct {
 	const char *text;
 	uint8_t len, cat;
@@ -160,8 +163,7 @@ static uint16_t key_of(const struct gw_kin_keyname *t, const char *s, size_t len
 static uint8_t cat_of(const char *s, size_t len)
 {
 	for (size_t i = 0; i < sizeof(categories) / sizeof(categories[0]); i++)
-		if (strlen(categories[i].text) == len &&
-		    strncasecmp(categories[i].text, s, len) == 0)
+		if (categories[i].len == len && strncasecmp(categories[i].text, s, len) == 0)
 			return categories[i].cat;
 	return GW_C_OTHER;
 }
@@ -174,7 +176,6 @@ static void ev_begin(struct gw_kin *k)
 	e->ph = 0;
 	e->cat = GW_C_OTHER;
 	e->sync_type = 0;
-	e->name_is_string = false;
 	memset(e->num, 0, sizeof(e->num));
 	memset(e->ndims, 0, sizeof(e->ndims));
 	memset(e->dims_val, 0, sizeof(e->dims_val));
@@ -279,7 +280,6 @@ static int ev_value(struct gw_kin *k, uint16_t key, enum gw_kin_type type, const
 		break;
 	case GW_K_NAME:
 		e->name.len = 0;
-		e->name_is_string = true;
 		return append_text(&e->name, s, len);
 	case GW_K_SYNC_KIND:
 		e->sync_type = gw_kin_sync_type(s, len);
@@ -364,12 +364,10 @@ static int scalar(struct gw_kin *k, enum gw_kin_type type, const char *s, size_t
 					   "%s: \"baseTimeNanoseconds\" is not a whole number",
 					   gw_kin_where(k, offset_now(k), at, sizeof(at)));
 		/* After the events it comes too late to move them: times stay relative to it. */
-		if (k->saw_events) {
+		if (k->saw_events)
 			k->base_late = true;
-		} else {
+		else
 			k->base_ns = v.v;
-			k->have_base = true;
-		}
 		return 0;
 	}
 	if (d == 1 && k->sect == GW_SECT_EVENTS && !k->events)
@@ -390,9 +388,7 @@ static int scalar(struct gw_kin *k, enum gw_kin_type type, const char *s, size_t
 			r = devprop_value(k, k->key[3], type, s, len);
 		break;
 	case GW_SECT_EVENTS:
-		if (k->in_ev && d == k->ev_depth) {
-			r = ev_value(k, k->key[d], type, s, len);
-		} else if (k->in_args && d == k->ev_depth + 1) {
+		if ((k->in_ev && d == k->ev_depth) || (k->in_args && d == k->ev_depth + 1)) {
 			r = ev_value(k, k->key[d], type, s, len);
 		} else if (k->dims >= 0 && d == k->ev_depth + 2) {
 			struct gw_kin_ev *e = &k->ev;
@@ -498,12 +494,9 @@ static int close_container(struct gw_kin *k, bool map)
 		k->in_dev = false;
 		r = devprop_done(k);
 	}
-	if (d == 2 && k->top_map)
+	/* the top-level value of a key, or the top level itself, is done */
+	if (d == 1 || (d == 2 && k->top_map))
 		k->sect = GW_SECT_NONE;
-	if (d == 1) {
-		k->sect = GW_SECT_NONE;
-		k->doc_done = true;
-	}
 	k->depth--;
 	return r;
 }

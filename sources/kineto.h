@@ -240,7 +240,6 @@ struct gw_kin_ev {
 	char ph;
 	uint8_t cat;
 	uint8_t sync_type;
-	bool name_is_string;
 	struct gw_kin_val num[GW_F_COUNT];
 	uint64_t dims[2][3]; /* grid, block */
 	uint8_t ndims[2];
@@ -305,16 +304,16 @@ struct gw_kin {
 	yajl_handle y;
 	/* where the parser is */
 	unsigned depth, ev_depth;
-	bool top_seen, top_map, in_ev, in_args, in_dev, doc_done;
+	bool top_seen, top_map, in_ev, in_args, in_dev;
 	int dims; /* -1, or 0 (grid) / 1 (block) while reading that array */
 	uint8_t sect;
 	uint16_t key[GW_KIN_KEY_DEPTHS];
 	struct gw_kin_ev ev;
 	struct gw_kin_devprop dev;
 	/* what the trace said */
-	bool saw_events, have_base, base_late, header_done;
+	bool saw_events, base_late, header_done;
 	int64_t base_ns, rank, host_pid;
-	uint64_t events, chrome_events, gpu_ops, memory_events;
+	uint64_t events, chrome_events, gpu_ops;
 	struct gw_src_vec devprops; /* struct gw_kin_devprop */
 	struct gw_src_vec devices;  /* int64_t: devices that ran GPU work */
 	struct gw_src_vec reserved; /* struct gw_kin_reserved */
