@@ -145,8 +145,9 @@ def main():
     mem_gb = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30
     say(f'# gpuwhy-report against HTA {HTA_VERSION} on torch.profiler traces')
     say()
+    load = ' '.join(f'{x:.1f}' for x in os.getloadavg())
     say(f'{datetime.date.today()} on {host}: {cpu}, {os.cpu_count()} CPUs, {mem_gb:.0f} GiB, '
-        f'{platform.system()} {platform.release()}. `benchmarks/kineto-vs-hta.py --runs '
+        f'{platform.system()} {platform.release()}, load average {load} at the start. `benchmarks/kineto-vs-hta.py --runs '
         f'{a.runs}`: each side a process of its own, alternating, medians of {a.runs} runs; '
         f'CPU = user + system time; RSS = peak resident set (wait4). HTA = TraceAnalysis '
         f'load + get_temporal_breakdown + get_idle_time_breakdown, Python start-up included '
@@ -236,6 +237,7 @@ def main():
                     f'{size / 1e6 / cpu_s:.0f} | {rss:.0f} | {rss / (size / 1e9):.0f} MiB '
                     f'({phases}) |')
             say()
+    say('Load average at the end: ' + ' '.join(f'{x:.1f}' for x in os.getloadavg()) + '.')
     out = a.out or os.path.join(ROOT, 'benchmarks', 'results',
                                 f'{datetime.date.today()}-{host}-kineto.md')
     with open(out, 'w') as f:
