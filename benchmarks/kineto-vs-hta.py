@@ -7,7 +7,7 @@ alternating, --runs times each: `gpuwhy-report --json TRACE` and HTA's load + te
 breakdown + idle time breakdown (TraceAnalysis, get_temporal_breakdown,
 get_idle_time_breakdown; HTA installed from PyPI into a venv by this script, never a CI
 dependency). Each is a process of its own: wall time to the finished report, CPU time (user +
-system) and peak RSS (wait4), medians over the runs; then the ratios. Next: the kineto
+system) and peak RSS (GNU time), medians over the runs; then the ratios. Next: the kineto
 source's JSON throughput on one core (bench-kineto, uncompressed JSON), and a synthetic trace
 of about --big-gb GB (a real one repeated with shifted times and ids, written here) reported
 with its peak RSS, against the same trace once.
@@ -149,7 +149,7 @@ def main():
     say(f'{datetime.date.today()} on {host}: {cpu}, {os.cpu_count()} CPUs, {mem_gb:.0f} GiB, '
         f'{platform.system()} {platform.release()}, load average {load} at the start. `benchmarks/kineto-vs-hta.py --runs '
         f'{a.runs}`: each side a process of its own, alternating, medians of {a.runs} runs; '
-        f'CPU = user + system time; RSS = peak resident set (wait4). HTA = TraceAnalysis '
+        f'CPU = user + system time; RSS = peak resident set (GNU time). HTA = TraceAnalysis '
         f'load + get_temporal_breakdown + get_idle_time_breakdown, Python start-up included '
         f'(its own phases in the last column).')
     say()
