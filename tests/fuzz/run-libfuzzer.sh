@@ -27,7 +27,7 @@ a=$root/analysis
 t=$root/tools
 s=$root/sources
 # Every source (tools/dump.c reads through them): the formats and their helpers.
-sources="$s/source.c $s/gpuwhy-trace.c $s/trace-reader.c $s/kineto.c $s/kineto-host.c
+sources="$s/source.c $s/gpuwhy-trace.c $s/trace-reader.c $s/kineto.c $s/kineto-events.c $s/kineto-host.c
 	$s/cuda-api.c $s/decimal.c $s/tables.c"
 libs="-lzstd -lyajl -lz -pthread"
 
