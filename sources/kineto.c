@@ -888,7 +888,9 @@ static int kineto_open(struct gw_source *s)
 	k->inbuf = malloc(GW_KIN_CHUNK);
 	k->zbuf = malloc(GW_KIN_CHUNK);
 	k->y = yajl_alloc(&callbacks, NULL, k);
-	if (!k->inbuf || !k->zbuf || !k->y)
+	/* an event's texts always have a buffer, also when the event has no name */
+	if (!k->inbuf || !k->zbuf || !k->y || gw_src_vec_append(&k->ev.name, "", 0) < 0 ||
+	    gw_src_vec_append(&k->ev.aux, "", 0) < 0)
 		return -ENOMEM;
 	/* Names are bytes to gpuwhy: a stray byte in a kernel name is no reason to give up. */
 	yajl_config(k->y, yajl_dont_validate_strings, 1);
