@@ -31,12 +31,35 @@ static const struct {
 
 enum gw_bucket gw_kernel_class(const char *name, bool *ret_classified)
 {
+	static const char anon[] = "(anonymous namespace)";
 	char low[256];
 	size_t n = 0;
+	unsigned angle = 0, paren = 0;
 
-	/* The base name only: parameter lists ("(float*, int)") would match "at" and friends. */
-	for (const char *p = name ? name : ""; *p && *p != '(' && n < sizeof(low) - 1; p++)
+	/*
+	 * The base name only: the parameter list ("(float*, int)") would match "at" and friends.
+	 * It is the first '(' outside template arguments; "(anonymous namespace)" and the
+	 * parentheses inside template arguments (a functor's signature, a lambda's) belong to
+	 * the name, so that at::native::(anonymous namespace)::layer_norm_kernel<...> is seen whole.
+	 */
+	for (const char *p = name ? name : ""; *p && n < sizeof(low) - 1; p++) {
+		if (strncmp(p, anon, sizeof(anon) - 1) == 0) {
+			p += sizeof(anon) - 2;
+			continue;
+		}
+		if (*p == '(') {
+			if (!angle && !paren)
+				break;
+			paren++;
+		} else if (*p == ')' && paren) {
+			paren--;
+		} else if (*p == '<' && !paren) {
+			angle++;
+		} else if (*p == '>' && !paren && angle) {
+			angle--;
+		}
 		low[n++] = (*p >= 'A' && *p <= 'Z') ? (char)(*p - 'A' + 'a') : *p;
+	}
 	low[n] = '\0';
 	for (size_t i = 0; i < sizeof(kernel_classes) / sizeof(kernel_classes[0]); i++) {
 		if (strstr(low, kernel_classes[i].needle)) {

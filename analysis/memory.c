@@ -117,7 +117,9 @@ static bool device_kind(unsigned k)
  * held. */
 static uint64_t dev_mem(const struct gw_dev_st *d)
 {
-	return d->live_bytes > d->reserved_bytes ? d->live_bytes : d->reserved_bytes;
+	uint64_t v = d->live_bytes > d->reserved_bytes ? d->live_bytes : d->reserved_bytes;
+
+	return d->allocated_bytes > v ? d->allocated_bytes : v;
 }
 
 /* Sets a device's live or reserved bytes to v, moving the trace's sum *cur with it. */
@@ -144,6 +146,18 @@ static int view_memory(struct gw_analyzer *a, unsigned di, uint64_t t)
 		.value = (double)dev_mem(&((struct gw_dev_st *)a->devs.data)[di]),
 	};
 	return 0;
+}
+
+/* Device di's tensor blocks changed: without the allocator's own counter they are its
+ * allocated bytes. */
+static int tensors_moved(struct gw_analyzer *a, int di, uint64_t t, uint64_t *cur)
+{
+	struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[di];
+
+	if (d->allocated_counter)
+		return 0;
+	dev_set(d, &d->allocated_bytes, d->tensor_bytes, cur);
+	return a->opt.keep_events ? view_memory(a, (unsigned)di, t) : 0;
 }
 
 /* Live device bytes over time, peaks, growth, allocation sites and never-freed allocations. */
@@ -214,9 +228,15 @@ int gw_account_memory(struct gw_analyzer *a)
 				}
 				devs = a->devs.data;
 				if (e->op == GW_MEV_ALLOCATED) {
+					devs[di].allocated_counter = true;
+					dev_set(&devs[di], &devs[di].allocated_bytes, e->bytes,
+						&cur);
 					if (e->bytes > devs[di].allocated_peak_bytes)
 						devs[di].allocated_peak_bytes = e->bytes;
-					goto next;
+					if (a->opt.keep_events &&
+					    (r = view_memory(a, (unsigned)di, e->time_ns)) < 0)
+						goto out;
+					device_mem = true;
 				} else if (e->op == GW_MEV_RESERVED) {
 					dev_set(&devs[di], &devs[di].reserved_bytes, e->bytes,
 						&cur);
@@ -285,6 +305,10 @@ int gw_account_memory(struct gw_analyzer *a)
 						    devs[di].allocated_peak_bytes)
 							devs[di].allocated_peak_bytes =
 								devs[di].tensor_bytes;
+						if ((r = tensors_moved(a, di, e->time_ns, &cur)) <
+						    0)
+							goto out;
+						device_mem = !devs[di].allocated_counter;
 					} else {
 						pinned += e->bytes;
 					}
@@ -313,10 +337,15 @@ int gw_account_memory(struct gw_analyzer *a)
 						managed -= b;
 					} else if (k == GW_MEM_TENSOR) {
 						devs[odi].tensor_bytes -= b;
+						if ((r = tensors_moved(a, (int)odi, e->time_ns,
+								       &cur)) < 0)
+							goto out;
 					} else {
 						pinned -= b;
 					}
-					device_mem = device_kind(k);
+					device_mem =
+						device_kind(k) || (k == GW_MEM_TENSOR &&
+								   !devs[odi].allocated_counter);
 				}
 				if (cur > peak)
 					peak = cur;

@@ -144,10 +144,13 @@ struct gw_dev_st {
 	struct gw_device_limits lim;
 	size_t op_begin, op_end; /* slice of the sorted op table */
 	/* live_bytes: device allocations; reserved_bytes: what a caching allocator held (its
-	 * counter); the device's memory is the larger of the two (they overlap: the allocator's
-	 * own cudaMalloc calls, when recorded, are inside what it reports held) */
-	uint64_t live_bytes, reserved_bytes, peak_bytes;
+	 * counter); allocated_bytes: what it handed to tensors (its counter, else the sum of its
+	 * tensor blocks). The device's memory is the largest of the three (they overlap: the
+	 * allocator's own cudaMalloc calls, when recorded, are inside what it reports held, and
+	 * its tensors inside that); a trace with tensors alone still shows their memory. */
+	uint64_t live_bytes, reserved_bytes, allocated_bytes, peak_bytes;
 	uint64_t tensor_bytes, allocated_peak_bytes, reserved_peak_bytes;
+	bool allocated_counter; /* an allocated-bytes counter was seen: it, not the tensors */
 	double fill_sm_ns;
 	bool streams;	       /* kernels on more than one stream */
 	uint64_t first_stream; /* gw_op_stream of its first kernel, UINT64_MAX none */

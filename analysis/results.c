@@ -97,6 +97,7 @@ int gw_build_results(struct gw_analyzer *a)
 		struct gw_trace_st *ts = gw_an_trace(a, t);
 		struct gw_trace_info *ti = &res->traces[t];
 		double sm[GW_BUCKET_COUNT] = {0}, budget = 0;
+		bool imported;
 
 		*ti = ts->info;
 		memset(&ts->info, 0, sizeof(ts->info)); /* strings now owned by res */
@@ -132,7 +133,10 @@ int gw_build_results(struct gw_analyzer *a)
 		for (int k = 0; k < 4; k++)
 			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
 
-		if (ti->truncated &&
+		imported = ti->capture_mode == GW_CAPTURE_IMPORT_KINETO ||
+			   ti->capture_mode == GW_CAPTURE_IMPORT_NSYS;
+		/* an imported file's cut is said by its source's own note, with the byte */
+		if (ti->truncated && !imported &&
 		    (r = add_warning(res,
 				     gw_strdupf("%s: the trace is truncated (the process died, "
 						"is still running, or its writes failed: a "
@@ -157,8 +161,9 @@ int gw_build_results(struct gw_analyzer *a)
 		for (size_t m = 0; m < ts->notes.len; m++) {
 			const char *note = ((char **)ts->notes.data)[m];
 
-			if ((r = add_warning(res, gw_strdupf("%s: capture: %s", ti->path, note))) <
-			    0)
+			if ((r = add_warning(res, gw_strdupf("%s: %s: %s", ti->path,
+							     imported ? "import" : "capture",
+							     note))) < 0)
 				return r;
 		}
 	}

@@ -182,9 +182,19 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	char hb[32], hb2[32];
 
 	fprintf(f, "%sgpuwhy%s: ", st->bold, st->reset);
-	/* the command line on one line, whatever its arguments hold */
-	for (const char *c = t && t->command ? t->command : "?"; *c; c++)
-		fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+	if (t && (!t->command || !*t->command) && t->path) {
+		/* an imported trace names no command: the file it came from does */
+		const char *base = strrchr(t->path, '/');
+
+		fprintf(f, "%s (%s)", base ? base + 1 : t->path,
+			t->capture_mode == GW_CAPTURE_IMPORT_KINETO ? "torch.profiler trace"
+			: t->capture_mode == GW_CAPTURE_IMPORT_NSYS ? "Nsight Systems export"
+								    : "no command recorded");
+	} else {
+		/* the command line on one line, whatever its arguments hold */
+		for (const char *c = t && t->command ? t->command : "?"; *c; c++)
+			fputc(*c == '\n' || *c == '\r' ? ' ' : *c, f);
+	}
 	fprintf(f, " (pid %" PRIu64 ")%s: %.3f s on %u GPU%s", t ? t->pid : 0,
 		res->n_traces > 1 ? " and more" : "", dur / 1e9, res->n_devices,
 		res->n_devices == 1 ? "" : "s");

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
 	meson ninja-build pkg-config gcc g++ python3
-	libzstd-dev zlib1g-dev libxxhash-dev libsqlite3-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev
+	libzstd-dev zlib1g-dev libyajl-dev libxxhash-dev libsqlite3-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev
 	zstd binutils clang clang-format libclang-rt-14-dev chromium strace
 )
 

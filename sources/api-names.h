@@ -27,9 +27,9 @@ size_t gw_api_base_len(const char *name, size_t len);
 /*
  * The class of the CUDA API function name[0, len) (with or without a version suffix, as
  * Nsight Systems, Kineto and CUPTI write it): true and *ret when the capture's table
- * (include/gpuwhy/api-table.def) has it, or it is one of the few calls other tools record that the
- * capture does not hook (kept in api-names.c with the reason). False for every other name:
- * a call that neither issues GPU work nor waits for it. A linear search of about 150 names:
+ * (include/gpuwhy/api-table.def) has it. False for every other name: a call that neither issues
+ * GPU work nor waits for it (include/gpuwhy/api-table.def holds every launch, copy, memset, wait,
+ * allocation and free the real libcupti knows, or hooks/api-ignored.def says why not). A linear search of about 150 names:
  * callers that see a name many times cache the answer per name. Thread-safe.
  */
 bool gw_api_classify(const char *name, size_t len, struct gw_api_class *ret);

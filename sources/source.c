@@ -15,6 +15,7 @@
 const struct gw_source_type *const gw_source_types[] = {
 	&gw_source_gpuwhy,
 	&gw_source_nsys,
+	&gw_source_kineto,
 	NULL,
 };
 

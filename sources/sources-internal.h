@@ -5,6 +5,7 @@
 #include "source.h"
 
 extern const struct gw_source_type gw_source_gpuwhy; /* gpuwhy-trace.c */
+extern const struct gw_source_type gw_source_kineto; /* kineto.c */
 extern const struct gw_source_type gw_source_nsys;   /* nsys.c */
 
 /* Whether path is named as an Nsight Systems report (.nsys-rep, or .qdrep before 2021.4),

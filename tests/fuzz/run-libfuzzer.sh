@@ -2,14 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Builds the fuzz targets with clang's libFuzzer, ASan and UBSan, and fuzzes each in turn.
 # usage: tests/fuzz/run-libfuzzer.sh [SECONDS [TARGET...]] (default 60 s each; targets
-# fuzz-reader and fuzz-analysis). Prints executions, exec/s, crashes and corpus size per
+# fuzz-reader, fuzz-kineto and fuzz-analysis). Prints executions, exec/s, crashes and corpus size per
 # target; exits 1 when a target crashed, 77 (skip) without clang. Findings (crash-*, leak-*,
 # timeout-*, oom-*) and the grown corpora stay in $FUZZ_OUT (default: a temp directory).
 set -eu
 
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-targets=${*:-fuzz-reader fuzz-analysis}
+targets=${*:-fuzz-reader fuzz-kineto fuzz-analysis}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cc=${CLANG:-clang}
 out=${FUZZ_OUT:-$(mktemp -d "${TMPDIR:-/tmp}/gw-fuzz.XXXXXX")}
@@ -37,6 +37,11 @@ for target in $targets; do
 		"$cc" $flags "$root/tests/fuzz/fuzz-reader.c" $sources "$root/report/dump.c" \
 			$libs -o "$out/fuzz-reader" &
 		;;
+	fuzz-kineto)
+		# shellcheck disable=SC2086
+		"$cc" $flags "$root/tests/fuzz/fuzz-kineto.c" $sources "$root/report/dump.c" \
+			$libs -o "$out/fuzz-kineto" &
+		;;
 	fuzz-analysis)
 		python3 "$root/report/html/embed.py" "$root/report/html/report.html" \
 			"$root/report/html/report.css" "$root/report/html/report.js" "$page"
@@ -59,6 +64,7 @@ failed=0
 for target in $targets; do
 	case $target in
 	fuzz-reader) seeds=$root/tests/fuzz/corpus max_len=65536 ;;
+	fuzz-kineto) seeds=$root/tests/fuzz/corpus-kineto max_len=65536 ;;
 	fuzz-analysis) seeds=$root/tests/fuzz/corpus-analysis max_len=8192 ;;
 	esac
 	dir=$out/$target.out
