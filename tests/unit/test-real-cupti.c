@@ -136,10 +136,9 @@ static void test_every_watched_id_decided(void **state)
 			seen++;
 			in_table = hooked(domains[d].domain, name);
 			if (!in_table && !ignore_reason(name)) {
-				print_error(
-					"%s(%u): neither hooked (include/gpuwhy/api-table.def) nor ignored "
-					"with a reason (hooks/api-ignored.def)\n",
-					name, id);
+				print_error("%s(%u): neither hooked (include/gpuwhy/api-table.def) "
+					    "nor ignored with a reason (hooks/api-ignored.def)\n",
+					    name, id);
 				undecided++;
 			}
 			if (in_table && ignore_reason(name)) {
