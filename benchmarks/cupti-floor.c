@@ -7,8 +7,12 @@
  * A run under it against a plain run is the floor any CUPTI-based tool pays on that program;
  * gpuwhy against it is gpuwhy's own share (bench-capture.sh, benchmarks/gpu/validate.py).
  *
- * Loaded like libgpuwhy.so: LD_PRELOAD (it subscribes in its constructor when libcudart is
- * already loaded, else it names itself in CUDA_INJECTION64_PATH) or CUDA_INJECTION64_PATH.
+ * Loaded like libgpuwhy.so, and as careful: LD_PRELOAD names it in CUDA_INJECTION64_PATH
+ * (its constructor makes no CUDA or CUPTI call), and it subscribes at the driver's
+ * InitializeInjection; at exit it flushes CUPTI only after the program's first CUDA call and
+ * never in a fork child (cuptiActivityFlushAll may block for ever in a process without GPU
+ * work, and CUPTI has no fork support). When another tool owns CUDA_INJECTION64_PATH it
+ * measures nothing and says so.
  * GPUWHY_CUPTI_PATH picks the CUPTI library as for gpuwhy. CUPTI_FLOOR_VERBOSE=1 prints the
  * records walked at exit. A benchmark tool, not part of gpuwhy's product.
  */
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "subscriber.h"
 
@@ -25,6 +30,8 @@
 
 static atomic_bool started;
 static _Atomic uint64_t records_walked;
+static atomic_bool cuda_seen; /* a callback fired: the program made a CUDA call */
+static pid_t subscribed_pid;
 
 void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 				   CUpti_CallbackId cbid, const void *data)
@@ -33,6 +40,9 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 	(void)domain;
 	(void)cbid;
 	(void)data;
+	/* a load first: the store, once, is all this costs a call beyond CUPTI's own */
+	if (!atomic_load_explicit(&cuda_seen, memory_order_relaxed))
+		atomic_store_explicit(&cuda_seen, true, memory_order_relaxed);
 }
 
 void CUPTIAPI gw_cupti_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -63,7 +73,8 @@ static void at_exit(void)
 {
 	const char *verbose = getenv("CUPTI_FLOOR_VERBOSE");
 
-	gw_cupti_flush(true);
+	if (atomic_load(&cuda_seen) && getpid() == subscribed_pid)
+		gw_cupti_flush(true);
 	if (verbose && *verbose == '1')
 		fprintf(stderr, "cupti-floor: %llu activity records walked\n",
 			(unsigned long long)atomic_load(&records_walked));
@@ -82,11 +93,13 @@ static void start(void)
 	}
 	if (gw_cupti_enable())
 		fprintf(stderr, "cupti-floor: CUPTI refused some callbacks or activity kinds\n");
+	subscribed_pid = getpid();
 	atexit(at_exit);
 }
 
-/* As libgpuwhy.so: CUPTI before the first CUDA context, so now when libcudart is loaded,
- * else at the driver's injection hook. */
+/* As libgpuwhy.so: no CUDA or CUPTI call here (CUPTI may initialize the driver before the
+ * program set CUDA_VISIBLE_DEVICES or forked); the driver calls InitializeInjection before
+ * the first context, however CUDA is loaded. */
 __attribute__((constructor)) static void floor_init(void)
 {
 	const char *injection = getenv("CUDA_INJECTION64_PATH");
@@ -95,12 +108,13 @@ __attribute__((constructor)) static void floor_init(void)
 
 	if (dladdr((void *)floor_init, &di) && di.dli_fname)
 		self = realpath(di.dli_fname, NULL);
-	if (injection && self && named && !strcmp(self, named))
-		; /* InitializeInjection will come */
-	else if (injection || gw_cudart_loaded())
-		start(); /* another tool owns the variable, or libcudart is here */
-	else if (self)
-		setenv("CUDA_INJECTION64_PATH", self, 0);
+	if (injection && *injection && !(self && named && !strcmp(self, named)))
+		fprintf(stderr,
+			"cupti-floor: CUDA_INJECTION64_PATH=%s belongs to another tool: "
+			"not measuring\n",
+			injection);
+	else if ((!injection || !*injection) && self)
+		setenv("CUDA_INJECTION64_PATH", self, 1);
 	free(self);
 	free(named);
 }
