@@ -79,14 +79,56 @@ struct gw_device_limits {
 	uint64_t regs_per_sm;
 	uint64_t smem_per_sm_bytes;
 	uint64_t warp_size;
+	uint64_t cc_major, cc_minor;	   /* 0: unknown */
+	uint64_t max_threads_per_block;	   /* 0: unknown (1024) */
+	uint64_t max_regs_per_block;	   /* 0: unknown (the SM's) */
+	uint64_t max_smem_per_block_bytes; /* without opt-in; 0: unknown (48 KiB) */
 };
-uint64_t gw_blocks_per_sm(const struct gw_device_limits *d, uint64_t threads_per_block,
-			  uint64_t regs_per_thread, uint64_t smem_per_block_bytes);
 
-/* SM fill of one kernel: waves = blocks / (SMs * blocks_per_sm); waves if < 1, else
- * waves / ceil(waves) (the tail effect). In [0, 1]. */
-double gw_kernel_fill(const struct gw_device_limits *d, uint64_t blocks, uint64_t threads_per_block,
-		      uint64_t regs_per_thread, uint64_t smem_per_block_bytes);
+/* A kernel launch as occupancy sees it. */
+struct gw_kernel_shape {
+	uint64_t blocks, threads_per_block, regs_per_thread;
+	uint64_t static_smem_bytes, dynamic_smem_bytes;
+	uint64_t smem_executed_bytes; /* the SM carveout it ran with; 0 unknown (the largest) */
+	uint64_t cluster_blocks;      /* blocks per thread-block cluster; 0 or 1: none */
+	uint64_t context_sms;	      /* SMs of its (green) context; 0: the device's */
+	bool smem_optin;	      /* its dynamic shared memory may exceed 48 KiB */
+};
+
+/* What limited the blocks an SM holds (several when they tie). */
+enum {
+	GW_OCC_LIMIT_THREADS = 1u << 0, /* warps: threads per SM */
+	GW_OCC_LIMIT_REGISTERS = 1u << 1,
+	GW_OCC_LIMIT_SHARED_MEMORY = 1u << 2,
+	GW_OCC_LIMIT_BLOCKS = 1u << 3, /* the SM's block slots */
+	GW_OCC_LIMIT_OTHER = 1u << 4,  /* barriers, virtual resources */
+};
+
+struct gw_occupancy {
+	uint64_t blocks_per_sm; /* at least 1 */
+	unsigned limits;	/* GW_OCC_LIMIT_* */
+	bool exact;		/* by the CUDA occupancy calculator's rules for the device's
+				 * compute capability; false: the plain per-SM limits */
+};
+
+/*
+ * Blocks of kernel k one SM of device d holds at once. With a compute capability the CUDA
+ * occupancy calculator knows (cuda_occupancy.h: 3.x to 12.x), its rules: registers allocated
+ * per warp in units of 256, per SM sub-partition; shared memory in allocation units with the
+ * per-block reservation (1 KiB from 8.0) against the executed carveout; warps; block slots.
+ * Otherwise the plain limits (threads, registers, shared memory per SM, max blocks). A zero
+ * resource does not limit; at least 1.
+ */
+void gw_occupancy(const struct gw_device_limits *d, const struct gw_kernel_shape *k,
+		  struct gw_occupancy *ret);
+
+/*
+ * SM fill of one kernel: the share of the device's block slots (SMs x blocks_per_sm) its
+ * waves keep busy, blocks / (ceil(blocks / per_wave) x slots), where a wave holds per_wave =
+ * its context's SMs x blocks_per_sm, in whole clusters. Without contexts or clusters: waves if
+ * below one, else waves / ceil(waves) (the tail effect). In [0, 1].
+ */
+double gw_kernel_fill(const struct gw_device_limits *d, const struct gw_kernel_shape *k);
 
 /* The class of a kernel from its (demangled or mangled) name: GW_BUCKET_COMPUTE,
  * _COMMUNICATION, _LOW_INTENSITY or _BANDWIDTH_BOUND (analysis/kernel-classes.def).

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The bucket table, kernel-name classes and the occupancy / SM-fill estimate. */
+/* The bucket table and the kernel-name classes. */
 #include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -71,43 +70,4 @@ enum gw_bucket gw_kernel_class(const char *name, bool *ret_classified)
 	if (ret_classified)
 		*ret_classified = false;
 	return GW_BUCKET_COMPUTE;
-}
-
-static uint64_t limit_by(uint64_t have, uint64_t need)
-{
-	return need ? have / need : UINT64_MAX;
-}
-
-uint64_t gw_blocks_per_sm(const struct gw_device_limits *d, uint64_t threads_per_block,
-			  uint64_t regs_per_thread, uint64_t smem_per_block_bytes)
-{
-	uint64_t warp = d->warp_size ? d->warp_size : 32;
-	uint64_t threads = (threads_per_block + warp - 1) / warp * warp;
-	uint64_t n = d->max_blocks_per_sm ? d->max_blocks_per_sm : UINT64_MAX;
-	uint64_t v;
-
-	if (d->max_threads_per_sm && (v = limit_by(d->max_threads_per_sm, threads)) < n)
-		n = v;
-	if (d->regs_per_sm && (v = limit_by(d->regs_per_sm, regs_per_thread * threads)) < n)
-		n = v;
-	if (d->smem_per_sm_bytes && (v = limit_by(d->smem_per_sm_bytes, smem_per_block_bytes)) < n)
-		n = v;
-	if (n == UINT64_MAX)
-		n = 1;
-	return n ? n : 1;
-}
-
-double gw_kernel_fill(const struct gw_device_limits *d, uint64_t blocks, uint64_t threads_per_block,
-		      uint64_t regs_per_thread, uint64_t smem_per_block_bytes)
-{
-	uint64_t per_sm =
-		gw_blocks_per_sm(d, threads_per_block, regs_per_thread, smem_per_block_bytes);
-	double capacity = (double)(d->sm_count ? d->sm_count : 1) * (double)per_sm;
-	double waves = (double)blocks / capacity;
-
-	if (blocks == 0)
-		return 0.0;
-	if (waves < 1.0)
-		return waves;
-	return waves / ceil(waves);
 }

@@ -89,6 +89,12 @@ static int add_device(struct gw_analyzer *a, unsigned trace, const struct gw_rec
 		d->lim.smem_per_sm_bytes = r->smem_per_sm_bytes;
 	if (r->warp_size)
 		d->lim.warp_size = r->warp_size;
+	/* What the trace does not say is unknown, not the assumed GPU's. */
+	d->lim.cc_major = r->cc_major;
+	d->lim.cc_minor = r->cc_minor;
+	d->lim.max_threads_per_block = r->max_threads_per_block;
+	d->lim.max_regs_per_block = r->max_regs_per_block;
+	d->lim.max_smem_per_block_bytes = r->max_smem_per_block_bytes;
 	d->r.sm_count = d->lim.sm_count;
 	d->r.memory_total_bytes = r->memory_total_bytes;
 	free(d->uuid);
@@ -144,6 +150,17 @@ static int add_string(struct gw_trace_st *t, const struct gw_rec_string *r)
 static uint32_t clamp32(uint64_t v)
 {
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static uint8_t clamp8(uint64_t v)
+{
+	return v > UINT8_MAX ? UINT8_MAX : (uint8_t)v;
+}
+
+/* Blocks per cluster from its dimensions (0 unknown: 1). */
+static uint8_t cluster_blocks(uint64_t x, uint64_t y, uint64_t z)
+{
+	return clamp8((uint64_t)clamp8(x ? x : 1) * clamp8(y ? y : 1) * clamp8(z ? z : 1));
 }
 
 static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
@@ -402,9 +419,7 @@ static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_r
 		o->block[0] = k->block_x, o->block[1] = k->block_y, o->block[2] = k->block_z;
 		o->registers = k->registers_per_thread;
 		o->smem_bytes = k->static_smem_bytes + k->dynamic_smem_bytes;
-		/* the shape the op table holds, so the view's fill is the attribution's */
-		o->blocks = op->blocks, o->threads = op->threads, o->regs = op->regs;
-		o->smem = op->smem;
+		o->shape = op->shape;
 	} else if (rec->type == GW_REC_MEMCPY) {
 		o->kind = GW_VIEW_MEMCPY;
 		o->stream = rec->memcpy.stream;
@@ -470,6 +485,21 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	case GW_REC_FRAME:
 		r = add_frame(t, &rec->frame);
 		break;
+	case GW_REC_CONTEXT: {
+		struct gw_context_ent *c;
+
+		/* only a context with fewer SMs than its device changes a fill */
+		if (!rec->context.green || !rec->context.sm_count)
+			break;
+		if (t->contexts.len >= 4096)
+			break; /* a bound for hostile input: contexts are few */
+		c = gw_vec_push(&t->contexts, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->id = rec->context.context_id;
+		c->sm_count = rec->context.sm_count;
+		break;
+	}
 	case GW_REC_MODULE: {
 		struct gw_module_rec *m;
 
@@ -504,11 +534,17 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 			return r;
 		op = &((struct gw_op *)a->ops.data)[a->ops.len - 1];
 		op->name_id = clamp32(k->name_id);
-		op->blocks = clamp32(k->grid_x * (k->grid_y ? k->grid_y : 1) *
-				     (k->grid_z ? k->grid_z : 1));
-		op->threads = threads > UINT16_MAX ? UINT16_MAX : (uint16_t)threads;
-		op->regs = k->registers_per_thread > 255 ? 255 : (uint8_t)k->registers_per_thread;
-		op->smem = clamp32(k->static_smem_bytes + k->dynamic_smem_bytes);
+		op->shape = (struct gw_launch_shape){
+			.blocks = clamp32(k->grid_x * (k->grid_y ? k->grid_y : 1) *
+					  (k->grid_z ? k->grid_z : 1)),
+			.smem = clamp32(k->static_smem_bytes + k->dynamic_smem_bytes),
+			.threads = threads > UINT16_MAX ? UINT16_MAX : (uint16_t)threads,
+			.ctx = k->context_id > UINT16_MAX ? 0 : (uint16_t)k->context_id,
+			.regs = clamp8(k->registers_per_thread),
+			.carveout_kib = clamp8(k->smem_executed_bytes / 1024),
+			.cluster = cluster_blocks(k->cluster_x, k->cluster_y, k->cluster_z),
+			.optin = k->smem_optin ? 1 : 0,
+		};
 		/* The join's stream test, made here: with the ops in order it lets the join find
 		 * a one-stream device's chains and fusion runs in its own walk. */
 		struct gw_dev_st *d = &((struct gw_dev_st *)a->devs.data)[op->dev];

@@ -110,27 +110,28 @@ static struct gw_class_cache *class_of(struct gw_analyzer *a, struct gw_class_ca
 /* Loops repeat a few launch shapes: the fills of the last 64 are remembered. */
 struct gw_fill_cache {
 	const struct gw_dev_st *d;
-	uint32_t blocks, smem;
-	uint16_t threads;
-	uint8_t regs;
+	struct gw_launch_shape shape;
+	uint16_t trace; /* context ids are a trace's own */
 	float fill;
 };
 
-static float op_fill(struct gw_fill_cache *cache, const struct gw_dev_st *d, const struct gw_op *op)
+static float op_fill(struct gw_analyzer *a, struct gw_fill_cache *cache, const struct gw_dev_st *d,
+		     const struct gw_op *op)
 {
-	unsigned i = ((op->blocks * 0x9E3779B1u) ^ (op->threads * 0x85EBCA6Bu) ^
-		      (op->smem * 0xC2B2AE35u) ^ op->regs) >>
+	const struct gw_launch_shape *s = &op->shape;
+	unsigned i = ((s->blocks * 0x9E3779B1u) ^ (s->threads * 0x85EBCA6Bu) ^
+		      (s->smem * 0xC2B2AE35u) ^ s->regs) >>
 		     26;
 
-	if (cache[i].d != d || cache[i].blocks != op->blocks || cache[i].smem != op->smem ||
-	    cache[i].threads != op->threads || cache[i].regs != op->regs) {
+	if (cache[i].d != d || cache[i].trace != op->trace ||
+	    memcmp(&cache[i].shape, s, sizeof(*s)) != 0) {
+		struct gw_kernel_shape k;
+
+		gw_an_kernel_shape(gw_an_trace(a, op->trace), s, &k);
 		cache[i].d = d;
-		cache[i].blocks = op->blocks;
-		cache[i].smem = op->smem;
-		cache[i].threads = op->threads;
-		cache[i].regs = op->regs;
-		cache[i].fill =
-			(float)gw_kernel_fill(&d->lim, op->blocks, op->threads, op->regs, op->smem);
+		cache[i].shape = *s;
+		cache[i].trace = op->trace;
+		cache[i].fill = (float)gw_kernel_fill(&d->lim, &k);
 	}
 	return cache[i].fill;
 }
@@ -309,7 +310,7 @@ int gw_join(struct gw_analyzer *a)
 			struct gw_class_cache *cc =
 				class_of(a, class_cache, op->trace, op->name_id);
 
-			op->fill = op_fill(fill_cache, d, op);
+			op->fill = op_fill(a, fill_cache, d, op);
 			op->cls = cc->cls;
 			if (op->end_ns - op->start_ns < a->opt.tiny_ns)
 				op->flags |= GW_OPF_TINY;

@@ -49,7 +49,33 @@ const struct gw_device_limits gw_assumed_limits = {
 	.regs_per_sm = 65536,
 	.smem_per_sm_bytes = 228 * 1024,
 	.warp_size = 32,
+	.cc_major = 9,
+	.cc_minor = 0,
+	.max_threads_per_block = 1024,
+	.max_regs_per_block = 65536,
+	.max_smem_per_block_bytes = 48 * 1024,
 };
+
+void gw_an_kernel_shape(const struct gw_trace_st *t, const struct gw_launch_shape *s,
+			struct gw_kernel_shape *k)
+{
+	const struct gw_context_ent *c = t->contexts.data;
+
+	*k = (struct gw_kernel_shape){
+		.blocks = s->blocks,
+		.threads_per_block = s->threads,
+		.regs_per_thread = s->regs,
+		.dynamic_smem_bytes = s->smem,
+		.smem_executed_bytes = (uint64_t)s->carveout_kib * 1024,
+		.cluster_blocks = s->cluster,
+		.smem_optin = s->optin,
+	};
+	for (size_t i = 0; s->ctx && i < t->contexts.len; i++)
+		if (c[i].id == s->ctx) {
+			k->context_sms = c[i].sm_count;
+			break;
+		}
+}
 
 struct gw_string_ent *gw_an_string_ent(const struct gw_trace_st *t, uint64_t id)
 {
@@ -93,6 +119,7 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		gw_hmap_free(&t->string_map);
 		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);
+		gw_vec_free(&t->contexts);
 		free(t->info.path);
 		free(t->host);
 		free(t->info.command);

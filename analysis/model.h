@@ -25,6 +25,16 @@ enum {
 };
 
 /* A GPU operation: 56 bytes. */
+/* A kernel's launch shape as the op table holds it: 16 bytes (gw_an_kernel_shape expands it). */
+struct gw_launch_shape {
+	uint32_t blocks, smem; /* grid blocks; static + dynamic shared memory per block */
+	uint16_t threads, ctx; /* threads per block; the trace's CUPTI context id, clamped */
+	uint8_t regs;	       /* registers per thread */
+	uint8_t carveout_kib;  /* the SM's executed shared-memory carveout, KiB; 0 unknown */
+	uint8_t cluster;       /* blocks per thread-block cluster; 0 or 1 none */
+	uint8_t optin;	       /* 1: the kernel's opt-in shared-memory limit */
+};
+
 struct gw_op {
 	uint64_t start_ns, end_ns;
 	union {
@@ -34,11 +44,11 @@ struct gw_op {
 			float fill;   /* SM fill (kernels; 0 for copies and memsets) */
 		};
 	};
-	uint32_t name_id, stream; /* name_id and stream are the trace's own */
-	uint32_t blocks, smem;
-	uint16_t threads, dev; /* dev: index into the analyzer's device table */
-	uint16_t trace;	       /* a GPU several processes shared holds ops of each */
-	uint8_t regs, kind, flags, cls;
+	uint32_t name_id, stream;     /* name_id and stream are the trace's own */
+	struct gw_launch_shape shape; /* kernels */
+	uint16_t dev;		      /* index into the analyzer's device table */
+	uint16_t trace;		      /* a GPU several processes shared holds ops of each */
+	uint8_t kind, flags, cls;
 };
 
 /* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
@@ -83,10 +93,11 @@ struct gw_vop {
 	uint64_t stream, corr, start_ns, end_ns, bytes;
 	uint64_t grid[3], block[3], registers, smem_bytes;
 	uint32_t name_id;
-	uint32_t blocks, smem; /* the launch shape as the op table holds it (fill) */
-	uint16_t threads, dev; /* dev: index into the analyzer's device table */
+	struct gw_launch_shape shape; /* as the op table holds it, so the view's fill is the
+				       * attribution's */
+	uint16_t dev;		      /* index into the analyzer's device table */
 	uint16_t trace;
-	uint8_t regs, kind, copy_kind;
+	uint8_t kind, copy_kind;
 };
 
 struct gw_vthread {
@@ -102,6 +113,11 @@ struct gw_stack {
 	uint64_t *ips; /* return addresses, or FRAME ids (kind GW_STACK_FRAMES) */
 	uint32_t depth;
 	uint8_t kind; /* enum gw_stack_kind */
+};
+
+/* A CONTEXT record: a green context's kernels run on sm_count of the device's SMs. */
+struct gw_context_ent {
+	uint64_t id, sm_count; /* sm_count 0: all of the device's */
 };
 
 /* A FRAME record: a frame the trace names (imported traces). */
@@ -129,6 +145,7 @@ struct gw_trace_st {
 	struct gw_vec frames;	   /* struct gw_frame_ent */
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
+	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
 	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
 	char *host;		   /* the header's host: GPUs are shared within one host */
 	uint64_t drops_sum, footer_dropped;
@@ -277,6 +294,10 @@ static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
 
 /* The limits of a device no DEVICE record described. */
 extern const struct gw_device_limits gw_assumed_limits;
+
+/* The occupancy model's view of a launch shape of trace t: its context's SMs looked up. */
+void gw_an_kernel_shape(const struct gw_trace_st *t, const struct gw_launch_shape *s,
+			struct gw_kernel_shape *k);
 
 /* Device table index for (trace, device id), created on first sight with assumed limits.
  * Returns the index or -errno. */

@@ -186,8 +186,8 @@ int gw_build_results(struct gw_analyzer *a)
 		    (r = add_warning(
 			     res,
 			     gw_strdupf("device %llu of %s has no device record: its limits "
-					"are assumed (%llu SMs, %llu threads, %llu Ki registers, "
-					"%llu KiB shared per SM)",
+					"are assumed, an H100 SXM's (%llu SMs, %llu threads, %llu "
+					"Ki registers, %llu KiB shared per SM)",
 					(unsigned long long)o->id, res->traces[o->trace].path,
 					(unsigned long long)gw_assumed_limits.sm_count,
 					(unsigned long long)gw_assumed_limits.max_threads_per_sm,

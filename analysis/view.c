@@ -108,6 +108,7 @@ static int build_ops(struct gw_analyzer *a, struct view_names *vn)
 	for (size_t i = 0; i < a->vops.len; i++, v->n_ops++) {
 		struct gw_view_op *o = &v->ops[i];
 		const struct gw_dev_st *d = &devs[p[i].dev];
+		struct gw_kernel_shape k;
 
 		*o = (struct gw_view_op){
 			.trace = p[i].trace,
@@ -130,8 +131,8 @@ static int build_ops(struct gw_analyzer *a, struct view_names *vn)
 			return r;
 		o->cls = class_of(a, p[i].trace, p[i].name_id, o->name);
 		/* the same inputs as the join's fill of this kernel */
-		o->fill = (float)gw_kernel_fill(&d->lim, p[i].blocks, p[i].threads, p[i].regs,
-						p[i].smem);
+		gw_an_kernel_shape(gw_an_trace(a, p[i].trace), &p[i].shape, &k);
+		o->fill = (float)gw_kernel_fill(&d->lim, &k);
 	}
 	return 0;
 }

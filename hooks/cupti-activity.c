@@ -209,7 +209,16 @@ static void convert_kernel(const CUpti_ActivityKernel10 *k)
 		.static_smem_bytes = k->staticSharedMemory,
 		.dynamic_smem_bytes = k->dynamicSharedMemory,
 		.graph_id = k->graphId,
+		.smem_executed_bytes = k->sharedMemoryExecuted,
+		.smem_optin = k->shmemLimitConfig == CUPTI_FUNC_SHMEM_LIMIT_OPTIN,
+		.context_id = k->contextId,
 	};
+
+	if (gw_cupti_version >= GW_CUPTI_API_CLUSTERS) {
+		r.cluster_x = k->clusterX;
+		r.cluster_y = k->clusterY;
+		r.cluster_z = k->clusterZ;
+	}
 
 	kernels_seen++;
 	untimed_seen += !k->start && !k->end;
@@ -295,6 +304,18 @@ static void convert_device(const CUpti_ActivityDevice5 *d)
 	gw_emit(GW_REC_DEVICE, &r);
 }
 
+/* A context, for the SMs a green one's kernels may use (read from CUPTIs that have them). */
+static void convert_context(const CUpti_ActivityContext3 *c)
+{
+	struct gw_rec_context r = {.device = c->deviceId, .context_id = c->contextId};
+
+	if (gw_cupti_version >= GW_CUPTI_API_GREEN_CONTEXTS && c->isGreenContext) {
+		r.green = 1;
+		r.sm_count = c->numMultiprocessors;
+	}
+	gw_emit(GW_REC_CONTEXT, &r);
+}
+
 static void convert_buffer(struct buf_head *h)
 {
 	uint8_t *buffer = (uint8_t *)h + HEADER_BYTES;
@@ -317,6 +338,9 @@ static void convert_buffer(struct buf_head *h)
 			break;
 		case CUPTI_ACTIVITY_KIND_DEVICE:
 			convert_device((const CUpti_ActivityDevice5 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_CONTEXT:
+			convert_context((const CUpti_ActivityContext3 *)a);
 			break;
 		default:
 			break;

@@ -57,9 +57,15 @@ extern unsigned gw_cupti_unknown_callbacks;
 /* The activity kinds gpuwhy enables. RUNTIME and DRIVER API records would repeat the
  * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
 #define GW_CUPTI_ACTIVITY_KINDS                                                                    \
-	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,                         \
-		CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,                            \
-		CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,                                   \
+		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,                 \
+		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+
+/* The CUPTI API versions whose records carry what gpuwhy reads beyond GW_CUPTI_MIN_API's:
+ * kernel clusters (Kernel8, CUDA 11.8) and green contexts (Context2; green contexts came with
+ * CUDA 12.4, and 12.5's CUPTI is the first gpuwhy trusts to describe them). */
+#define GW_CUPTI_API_CLUSTERS	    18
+#define GW_CUPTI_API_GREEN_CONTEXTS 23
 
 /* Whether a libcudart is loaded in the process (so CUDA may start before any hook of ours). */
 bool gw_cudart_loaded(void);

@@ -781,9 +781,8 @@ static int emit_devices(struct gw_kin *k)
 		rec->device.smem_per_sm_bytes = (uint64_t)devprop(d, GW_P_SMEM_SM);
 		rec->device.max_threads_per_block = (uint64_t)devprop(d, GW_P_THREADS_BLOCK);
 		rec->device.max_regs_per_block = (uint64_t)devprop(d, GW_P_REGS_BLOCK);
-		rec->device.max_smem_per_block_bytes =
-			(uint64_t)(devprop(d, GW_P_OPTIN) ? devprop(d, GW_P_OPTIN)
-							  : devprop(d, GW_P_SMEM_BLOCK));
+		/* the limit without opt-in: the analysis's occupancy derives the opt-in one */
+		rec->device.max_smem_per_block_bytes = (uint64_t)devprop(d, GW_P_SMEM_BLOCK);
 		rec->device.warp_size = (uint64_t)devprop(d, GW_P_WARP);
 		/* Kineto does not write the block limit: NVIDIA's occupancy header has it per
 		 * compute capability (an unknown one leaves 0, the analysis's assumption). */

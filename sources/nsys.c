@@ -758,6 +758,12 @@ static const struct col kernel_cols[] = {
 	{"staticSharedMemory", false},
 	{"dynamicSharedMemory", false},
 	{"graphNodeId", false, OR_NULL},
+	{"sharedMemoryExecuted", false},
+	{"sharedMemoryLimitConfig", false, OR_NULL},
+	{"contextId", false},
+	{"clusterX", false, OR_NULL},
+	{"clusterY", false, OR_NULL},
+	{"clusterZ", false, OR_NULL},
 };
 
 static const struct col copy_cols[] = {
@@ -830,6 +836,12 @@ static int op_kernel(struct nsys *n, struct gw_record *ret)
 	k->static_smem_bytes = col_u64(st, 13);
 	k->dynamic_smem_bytes = col_u64(st, 14);
 	k->graph_id = col_u64(st, 15); /* Nsight keeps a node id: nonzero in a graph */
+	k->smem_executed_bytes = col_u64(st, 16);
+	k->smem_optin = col_u64(st, 17) == 1; /* CUDA_SHARED_MEM_LIMIT_OPTIN */
+	k->context_id = col_u64(st, 18);
+	k->cluster_x = col_u64(st, 19);
+	k->cluster_y = col_u64(st, 20);
+	k->cluster_z = col_u64(st, 21);
 	if ((r = note_device(n, k->device)) < 0)
 		return r;
 	if (!k->name_id || name == n->last_kname)
@@ -1432,7 +1444,7 @@ static const struct col gpu_cols[] = {
 	{"maxShmemPerSm", false},
 	{"maxThreadsPerBlock", false},
 	{"maxRegistersPerBlock", false},
-	{"maxShmemPerBlockOptin|maxShmemPerBlock", false},
+	{"maxShmemPerBlock|maxShmemPerBlockOptin", false},
 	{"uuid", false},
 };
 

@@ -80,12 +80,13 @@ struct gw_ips {
 	R(THREAD, thread, 6, 1)                                                                    \
 	R(FRAME, frame, 7, 1)                                                                      \
 	R(API, api, 10, 1)                                                                         \
-	R(KERNEL, kernel, 11, 1)                                                                   \
+	R(KERNEL, kernel, 11, 2)                                                                   \
 	R(MEMCPY, memcpy, 12, 1)                                                                   \
 	R(MEMSET, memset, 13, 1)                                                                   \
 	R(MEMORY, memory, 14, 1)                                                                   \
 	R(SYNC, sync, 15, 1)                                                                       \
 	R(COUNTER, counter, 16, 1)                                                                 \
+	R(CONTEXT, context, 19, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
 	R(NOTE, note, 21, 1)                                                                       \
 	R(FOOTER, footer, 30, 1)
@@ -208,7 +209,13 @@ struct gw_ips {
 	F(U64, registers_per_thread)                                                               \
 	F(U64, static_smem_bytes)                                                                  \
 	F(U64, dynamic_smem_bytes)                                                                 \
-	F(U64, graph_id) /* 0 unless launched from a CUDA graph */
+	F(U64, graph_id)	    /* 0 unless launched from a CUDA graph */                      \
+	F(U64, smem_executed_bytes) /* v2: the SM's shared-memory carveout; 0 unknown */           \
+	F(U64, smem_optin)	    /* v2: 1: its smem limit is the opt-in one */                  \
+	F(U64, cluster_x)	    /* v2: thread-block cluster; 0 unknown or none */              \
+	F(U64, cluster_y)                                                                          \
+	F(U64, cluster_z)                                                                          \
+	F(U64, context_id) /* v2: CUPTI's context id (CONTEXT records); 0 unknown */
 
 /* A copy as the GPU ran it. Kinds are CUPTI's CUpti_ActivityMemcpyKind and
  * CUpti_ActivityMemoryKind values (pageable = 1, pinned = 2, device = 3, ...). */
@@ -267,6 +274,13 @@ struct gw_ips {
 	F(U64, device)                                                                             \
 	F(U64, counter) /* enum gw_counter */                                                      \
 	F(U64, value)
+
+/* A CUDA context, once: a green context runs its kernels on part of the device's SMs. */
+#define GW_FIELDS_context(F)                                                                       \
+	F(U64, device)                                                                             \
+	F(U64, context_id)                                                                         \
+	F(U64, green)	 /* 1 for a green context */                                               \
+	F(U64, sm_count) /* the SMs its kernels may use; 0: all of the device's */
 
 /* Events lost since the previous DROPS record of the same source. */
 #define GW_FIELDS_drops(F)                                                                         \

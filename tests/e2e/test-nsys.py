@@ -120,19 +120,39 @@ def tables(db):
     return {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
 
 
-def fill(gpu, grid, block, regs, smem):
-    """SM fill of one kernel (doc/causes.md): blocks per SM from the per-SM limits, waves over
-    the SMs, the tail wave's share when a grid needs more than one."""
-    threads = block
+# The shared-memory sizes an SM's carveout takes, KiB, by compute capability (CUDA C
+# Programming Guide, "Shared Memory" of each architecture).
+CARVEOUTS_KIB = {(7, 0): [0, 8, 16, 32, 64, 96], (7, 5): [32, 64],
+                 (8, 0): [0, 8, 16, 32, 64, 100, 132, 164], (8, 7): [0, 8, 16, 32, 64, 100, 132, 164],
+                 (9, 0): [0, 8, 16, 32, 64, 100, 132, 164, 196, 228]}
+
+
+def blocks_per_sm(gpu, threads, regs, smem, carveout):
+    """Blocks of a kernel one SM holds, by the CUDA occupancy calculator's rules (the Guide's
+    "Occupancy Calculator"): warps; registers allocated per warp in units of 256, per SM
+    sub-partition (4); shared memory plus the 1 KiB a block reserves from 8.0, in 128-byte
+    units (256 B, no reservation before), against the carveout the kernel ran with, or the
+    least size that holds one block when that is smaller; the SM's block slots."""
+    cc = (gpu['computeMajor'], gpu['computeMinor'])
     warp = gpu['threadsPerWarp']
-    threads = -(-threads // warp) * warp
-    limits = [gpu['maxBlocksPerSm'], gpu['maxWarpsPerSm'] * warp // threads]
+    warps = -(-threads // warp)
+    limits = [gpu['maxBlocksPerSm'], gpu['maxWarpsPerSm'] // warps]
     if regs:
-        limits.append(gpu['maxRegistersPerSm'] // (regs * threads))
-    if smem:
-        limits.append(gpu['maxShmemPerSm'] // smem)
-    per_sm = max(1, min(limits))
-    waves = grid / (gpu['smCount'] * per_sm)
+        per_warp = -(-regs * warp // 256) * 256
+        limits.append((gpu['maxRegistersPerSm'] // 4 // per_warp) * 4 // warps)
+    reserved, unit = (1024, 128) if cc >= (8, 0) else (0, 256)
+    per_block = -(-(smem + reserved) // unit) * unit
+    if per_block:
+        sizes = [k * 1024 for k in CARVEOUTS_KIB[cc]]
+        sm = carveout if carveout >= per_block else min(v for v in sizes if v >= per_block)
+        limits.append(sm // per_block)
+    return max(1, min(limits))
+
+
+def fill(gpu, grid, block, regs, smem, carveout):
+    """SM fill of one kernel (doc/causes.md): waves over the SMs, the tail wave's share when a
+    grid needs more than one."""
+    waves = grid / (gpu['smCount'] * blocks_per_sm(gpu, block, regs, smem, carveout))
     if waves < 1:
         return waves
     return waves / -(-waves // 1)
@@ -176,10 +196,10 @@ def sql_facts(path):
             for r in db.execute('SELECT * FROM TARGET_INFO_GPU')}
     ks = db.execute(f'SELECT start, end, deviceId, gridX * gridY * gridZ, '
                     f'blockX * blockY * blockZ, registersPerThread, '
-                    f'staticSharedMemory + dynamicSharedMemory FROM {KERNEL} '
-                    f'ORDER BY start').fetchall()
+                    f'staticSharedMemory + dynamicSharedMemory, sharedMemoryExecuted '
+                    f'FROM {KERNEL} ORDER BY start').fetchall()
     f['serial'] = all(a[1] <= b[0] for a, b in zip(ks, ks[1:]))
-    filled = sum((e - st) * fill(gpus[d], g, b, r, m) for st, e, d, g, b, r, m in ks)
+    filled = sum((e - st) * fill(gpus[d], g, b, r, m, x) for st, e, d, g, b, r, m, x in ks)
     f['filled'] = filled / window
     f['unfilled'] = f['kernel_active'] - f['filled']
     f['gpu'] = gpus[ks[0][2]]['name'] if ks else None

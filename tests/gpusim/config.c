@@ -26,49 +26,70 @@ static uint64_t us_to_ns(double us)
 	return (uint64_t)(us * 1000.0 + 0.5);
 }
 
-/* "substr=us,substr=us"; malformed entries are skipped. */
-static void parse_kernel_us(struct gw_sim_config *cfg, const char *spec)
+/* "substr=v[:w],substr=v[:w]" into rules, at most max_values numbers each; malformed entries
+ * (a missing or negative number, more numbers than allowed) are skipped. */
+static size_t parse_kernel_rules(const char *spec, unsigned max_values,
+				 struct gw_sim_kernel_rule **ret)
 {
 	size_t n = 1, i = 0;
 	char *copy, *tok, *save = NULL;
+	struct gw_sim_kernel_rule *v;
 
 	for (const char *p = spec; *p; p++)
 		n += *p == ',';
-	cfg->kernel_us = calloc(n, sizeof(*cfg->kernel_us));
+	*ret = v = calloc(n, sizeof(*v));
 	copy = strdup(spec);
-	if (!cfg->kernel_us || !copy)
+	if (!v || !copy)
 		goto out;
 	for (tok = strtok_r(copy, ",", &save); tok && i < n; tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strrchr(tok, '='), *end;
-		double us;
+		char *eq = strrchr(tok, '='), *p, *end;
+		unsigned k = 0;
 
 		if (!eq || eq == tok)
 			continue;
-		us = strtod(eq + 1, &end);
-		if (end == eq + 1 || *end || us < 0)
+		for (p = eq + 1; k < max_values; p = end + 1) {
+			v[i].value[k] = strtod(p, &end);
+			if (end == p || v[i].value[k] < 0)
+				break;
+			k++;
+			if (*end != ':')
+				break;
+		}
+		if (!k || *end)
 			continue;
 		*eq = '\0';
-		cfg->kernel_us[i].substr = strdup(tok);
-		if (!cfg->kernel_us[i].substr)
+		v[i].n_values = k;
+		if (!(v[i].substr = strdup(tok)))
 			break;
-		cfg->kernel_us[i].wave_ns = us_to_ns(us);
 		i++;
 	}
 out:
-	cfg->n_kernel_us = i;
 	free(copy);
+	return i;
+}
+
+static const struct gw_sim_kernel_rule *kernel_rule(const struct gw_sim_kernel_rule *v, size_t n,
+						    const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (name && strstr(name, v[i].substr))
+			return &v[i];
+	return NULL;
 }
 
 void gw_sim_config_load(struct gw_sim_config *cfg)
 {
 	const char *ku = getenv("GPUSIM_KERNEL_US");
+	const char *kr = getenv("GPUSIM_KERNEL_REGS");
 	const char *nested = getenv("GPUSIM_NESTED_CORRELATION");
 	const char *gpu_corr = getenv("GPUSIM_GPU_CORRELATION");
 	double sms = env_num("GPUSIM_SMS", 132);
 	double depth = env_num("GPUSIM_QUEUE_DEPTH", 1024);
+	double green = env_num("GPUSIM_GREEN_SMS", 0);
 
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->sms = sms >= 1 ? (uint32_t)sms : 132;
+	cfg->green_sms = green >= 1 && green < cfg->sms ? (uint32_t)green : 0;
 	cfg->mem_bytes = (uint64_t)(env_num("GPUSIM_MEM_GB", 80) * (double)(1ull << 30));
 	cfg->launch_ns = us_to_ns(env_num("GPUSIM_LAUNCH_US", 4));
 	cfg->queue_ns = us_to_ns(env_num("GPUSIM_QUEUE_US", 1));
@@ -83,13 +104,30 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	cfg->nested_shared_correlation = nested && !strcmp(nested, "shared");
 	cfg->gpu_driver_correlation = gpu_corr && !strcmp(gpu_corr, "driver");
 	if (ku && *ku)
-		parse_kernel_us(cfg, ku);
+		cfg->n_kernel_us = parse_kernel_rules(ku, 1, &cfg->kernel_us);
+	if (kr && *kr)
+		cfg->n_kernel_regs = parse_kernel_rules(kr, 2, &cfg->kernel_regs);
 }
 
 uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name)
 {
-	for (size_t i = 0; i < cfg->n_kernel_us; i++)
-		if (name && strstr(name, cfg->kernel_us[i].substr))
-			return cfg->kernel_us[i].wave_ns;
-	return cfg->wave_ns;
+	const struct gw_sim_kernel_rule *r = kernel_rule(cfg->kernel_us, cfg->n_kernel_us, name);
+
+	return r ? us_to_ns(r->value[0]) : cfg->wave_ns;
+}
+
+void gw_sim_kernel_resources(const struct gw_sim_config *cfg, const char *name, uint32_t *ret_regs,
+			     uint32_t *ret_static_smem)
+{
+	const struct gw_sim_kernel_rule *r =
+		kernel_rule(cfg->kernel_regs, cfg->n_kernel_regs, name);
+
+	*ret_regs = GW_SIM_REGS_PER_THREAD;
+	*ret_static_smem = 0;
+	if (!r)
+		return;
+	*ret_regs = r->value[0] > 255 ? 255 : (uint32_t)r->value[0];
+	if (r->n_values > 1)
+		*ret_static_smem = r->value[1] > GW_SIM_SMEM_PER_BLOCK ? GW_SIM_SMEM_PER_BLOCK
+								       : (uint32_t)r->value[1];
 }

@@ -32,6 +32,7 @@ union record {
 	CUpti_ActivityMemory4 memory;
 	CUpti_ActivityAPI api;
 	CUpti_ActivityDevice5 device;
+	CUpti_ActivityContext3 context;
 	CUpti_ActivitySynchronization2 sync;
 	CUpti_ActivityExternalCorrelation ext;
 };
@@ -100,6 +101,7 @@ static struct {
 	_Atomic uint8_t runtime_off[CUPTI_RUNTIME_TRACE_CBID_SIZE]; /* per-cbid opt-out */
 	_Atomic uint8_t driver_off[CUPTI_DRIVER_TRACE_CBID_SIZE];
 	atomic_bool device_emitted;
+	atomic_bool context_emitted;
 	CUpti_TimestampCallbackFunc timestamp;
 	_Atomic int64_t ts_offset_ns;
 	CUpti_ActivityThreadIdType thread_id_type;
@@ -374,6 +376,8 @@ static size_t record_size(CUpti_ActivityKind kind)
 		return sizeof(CUpti_ActivityAPI);
 	case CUPTI_ACTIVITY_KIND_DEVICE:
 		return sizeof(CUpti_ActivityDevice5);
+	case CUPTI_ACTIVITY_KIND_CONTEXT:
+		return sizeof(CUpti_ActivityContext3);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		return sizeof(CUpti_ActivitySynchronization2);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
@@ -875,7 +879,7 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 	case GW_SIM_OP_KERNEL:
 		r->kernel = (CUpti_ActivityKernel10){
 			.kind = kind,
-			.registersPerThread = GW_SIM_REGS_PER_THREAD,
+			.registersPerThread = (uint16_t)op->regs,
 			.start = gpu_ts(op->start_ns),
 			.end = gpu_ts(op->end_ns),
 			.completed = gpu_ts(op->end_ns),
@@ -894,13 +898,18 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.gridId = (int64_t)op->correlation_id,
 			.name = op->name,
 			.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR,
-			.sharedMemoryExecuted = op->static_smem + op->dynamic_smem,
+			.sharedMemoryExecuted = op->carveout,
+			/* gpusim lets any launch have the opt-in limit: beyond 48 KiB a real
+			 * program must have opted in */
+			.shmemLimitConfig = op->static_smem + op->dynamic_smem > 48 * 1024
+						    ? CUPTI_FUNC_SHMEM_LIMIT_OPTIN
+						    : CUPTI_FUNC_SHMEM_LIMIT_DEFAULT,
 			.graphNodeId = op->graph_node_id,
 			.graphId = op->graph_id,
 			.channelType = CUPTI_CHANNEL_TYPE_COMPUTE,
-			.clusterX = 1,
-			.clusterY = 1,
-			.clusterZ = 1,
+			.clusterX = op->cluster.x,
+			.clusterY = op->cluster.y,
+			.clusterZ = op->cluster.z,
 		};
 		break;
 	case GW_SIM_OP_MEMCPY:
@@ -994,6 +1003,29 @@ static void hk_sync(const struct gw_sim_sync_event *ev)
 	push(&r, 0);
 }
 
+/* The one context, once the device is up: a green one under GPUSIM_GREEN_SMS. */
+static void emit_context(void)
+{
+	const struct gw_sim_config *cfg;
+	union record r = {0};
+	bool expected = false;
+
+	if (!kind_on(CUPTI_ACTIVITY_KIND_CONTEXT) || !gw_sim_device_ready() ||
+	    !atomic_compare_exchange_strong(&cp.context_emitted, &expected, true))
+		return;
+	cfg = gw_sim_config();
+	r.context = (CUpti_ActivityContext3){
+		.kind = CUPTI_ACTIVITY_KIND_CONTEXT,
+		.contextId = GW_SIM_CONTEXT_ID,
+		.deviceId = 0,
+		.computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA,
+		.nullStreamId = GW_SIM_LEGACY_STREAM_ID,
+		.isGreenContext = cfg->green_sms ? 1 : 0,
+		.numMultiprocessors = (uint16_t)cfg->green_sms,
+	};
+	push(&r, 0);
+}
+
 static void emit_device(void)
 {
 	const struct gw_sim_config *cfg;
@@ -1040,13 +1072,19 @@ static void emit_device(void)
 	push(&r, 0);
 }
 
+static void emit_device_and_context(void)
+{
+	emit_device();
+	emit_context();
+}
+
 static const struct gw_sim_hooks hooks = {
 	.api_enter = hk_api_enter,
 	.api_exit = hk_api_exit,
 	.op = hk_op,
 	.memory = hk_memory,
 	.sync = hk_sync,
-	.device = emit_device,
+	.device = emit_device_and_context,
 };
 
 static void install_hooks(void)
@@ -1229,6 +1267,7 @@ static bool kind_supported(CUpti_ActivityKind kind)
 {
 	switch (kind) {
 	case CUPTI_ACTIVITY_KIND_DEVICE:
+	case CUPTI_ACTIVITY_KIND_CONTEXT:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
@@ -1257,6 +1296,8 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 	atomic_store(&cp.kind[kind], 1);
 	if (kind == CUPTI_ACTIVITY_KIND_DEVICE)
 		emit_device();
+	if (kind == CUPTI_ACTIVITY_KIND_CONTEXT)
+		emit_context();
 	return CUPTI_SUCCESS;
 }
 
@@ -1270,6 +1311,8 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 	atomic_store(&cp.kind[kind], 0);
 	if (kind == CUPTI_ACTIVITY_KIND_DEVICE)
 		atomic_store(&cp.device_emitted, false);
+	if (kind == CUPTI_ACTIVITY_KIND_CONTEXT)
+		atomic_store(&cp.context_emitted, false);
 	return CUPTI_SUCCESS;
 }
 
@@ -1519,6 +1562,7 @@ CUptiResult cuptiFinalize(void)
 	for (size_t k = 0; k < CUPTI_ACTIVITY_KIND_COUNT; k++)
 		atomic_store(&cp.kind[k], 0);
 	atomic_store(&cp.device_emitted, false);
+	atomic_store(&cp.context_emitted, false);
 	if (atomic_load(&cp.subscribed))
 		cuptiUnsubscribe((CUpti_SubscriberHandle)(void *)&cp);
 	if (cp.requested)

@@ -22,9 +22,11 @@
 #define GW_SIM_LEGACY_STREAM_ID 7
 #define GW_SIM_CONTEXT_ID	1
 
-struct gw_sim_kernel_us {
+/* A GPUSIM_KERNEL_* entry: kernels whose mangled name contains substr get its values. */
+struct gw_sim_kernel_rule {
 	char *substr;
-	uint64_t wave_ns;
+	double value[2];
+	unsigned n_values;
 };
 
 /* Knobs read once from the environment (GPUSIM_*); times already converted to ns. */
@@ -43,8 +45,11 @@ struct gw_sim_config {
 	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
 	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
 	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
+	uint32_t green_sms; /* GPUSIM_GREEN_SMS: the context is a green one with that many */
 	size_t n_kernel_us;
-	struct gw_sim_kernel_us *kernel_us;
+	struct gw_sim_kernel_rule *kernel_us; /* GPUSIM_KERNEL_US: µs per wave */
+	size_t n_kernel_regs;
+	struct gw_sim_kernel_rule *kernel_regs; /* GPUSIM_KERNEL_REGS: registers[:static smem] */
 };
 
 enum gw_sim_op_kind {
@@ -69,6 +74,9 @@ struct gw_sim_op {
 	dim3 block;
 	uint32_t static_smem;
 	uint32_t dynamic_smem;
+	uint32_t regs;	   /* registers per thread */
+	uint32_t carveout; /* the SM's shared-memory carveout it ran with */
+	dim3 cluster;	   /* thread-block cluster; 1 x 1 x 1 none */
 	/* GW_SIM_OP_MEMCPY, GW_SIM_OP_MEMSET */
 	uint64_t bytes;
 	uint8_t copy_kind; /* CUpti_ActivityMemcpyKind */
@@ -151,8 +159,5 @@ void gw_sim_driver_init(void);
 int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
 /* The one context handle the runtime reports. */
 CUcontext gw_sim_context(void);
-
-/* Blocks per SM by the occupancy rule of README.md; 0 when a block cannot fit at all. */
-uint32_t gw_sim_blocks_per_sm(uint32_t threads_per_block, uint32_t smem_per_block);
 
 #endif

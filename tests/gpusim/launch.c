@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* Kernel registration and launches as nvcc-generated code makes them, and capture into graphs. */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cuda_occupancy.h>
 
 #include "runtime.h"
 
@@ -142,6 +145,7 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 	k->host_fun = hostFun;
 	k->name = deviceName;
 	atomic_init(&k->wave_ns, UINT64_MAX);
+	atomic_init(&k->resources, UINT64_MAX);
 	pthread_mutex_lock(&reg_lock);
 	if (table_put(&kernels, hostFun, k, 0) < 0)
 		free(k);
@@ -235,22 +239,89 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 
 /* --- the launch itself --- */
 
-uint32_t gw_sim_blocks_per_sm(uint32_t threads_per_block, uint32_t smem_per_block)
+/* The simulated GPU as the occupancy calculator describes a device: an H100 SXM's limits. */
+static cudaOccDeviceProp sim_props(void)
 {
-	uint32_t n = GW_SIM_BLOCKS_PER_SM, by;
+	return (cudaOccDeviceProp){
+		.computeMajor = 9,
+		.computeMinor = 0,
+		.maxThreadsPerBlock = GW_SIM_MAX_THREADS,
+		.maxThreadsPerMultiprocessor = GW_SIM_THREADS_PER_SM,
+		.regsPerBlock = GW_SIM_REGS_PER_SM,
+		.regsPerMultiprocessor = GW_SIM_REGS_PER_SM,
+		.warpSize = 32,
+		.sharedMemPerBlock = 48 * 1024,
+		.sharedMemPerMultiprocessor = GW_SIM_SMEM_PER_SM,
+		.numSms = (int)gw_sim_rt.cfg.sms,
+		.sharedMemPerBlockOptin = GW_SIM_SMEM_PER_BLOCK,
+		.reservedSharedMemPerBlock = GW_SIM_SMEM_PER_SM - GW_SIM_SMEM_PER_BLOCK,
+	};
+}
 
-	if (!threads_per_block || threads_per_block > GW_SIM_MAX_THREADS ||
-	    smem_per_block > GW_SIM_SMEM_PER_BLOCK)
-		return 0;
-	by = GW_SIM_THREADS_PER_SM / threads_per_block;
-	n = by < n ? by : n;
-	by = GW_SIM_REGS_PER_SM / (GW_SIM_REGS_PER_THREAD * threads_per_block);
-	n = by < n ? by : n;
-	if (smem_per_block) {
-		by = GW_SIM_SMEM_PER_SM / smem_per_block;
-		n = by < n ? by : n;
+static void kernel_resources(struct gw_sim_kernel *k, uint32_t *ret_regs, uint32_t *ret_static)
+{
+	uint64_t v = k ? atomic_load_explicit(&k->resources, memory_order_relaxed) : UINT64_MAX;
+
+	if (v == UINT64_MAX) {
+		gw_sim_kernel_resources(&gw_sim_rt.cfg, k ? k->name : NULL, ret_regs, ret_static);
+		if (k)
+			atomic_store_explicit(&k->resources,
+					      (uint64_t)*ret_regs << 32 | *ret_static,
+					      memory_order_relaxed);
+		return;
 	}
-	return n;
+	*ret_regs = (uint32_t)(v >> 32);
+	*ret_static = (uint32_t)v;
+}
+
+/* The least carveout of the architecture's sizes that holds n blocks of per_block bytes. */
+static uint32_t carveout_for(const cudaOccDeviceProp *p, uint64_t bytes)
+{
+	size_t v = bytes > (uint64_t)p->sharedMemPerMultiprocessor ? p->sharedMemPerMultiprocessor
+								   : (size_t)bytes;
+
+	if (cudaOccAlignUpShmemSizeVoltaPlus(&v, p) != CUDA_OCC_SUCCESS)
+		v = p->sharedMemPerMultiprocessor;
+	return (uint32_t)v;
+}
+
+void gw_sim_occupancy(struct gw_sim_kernel *k, uint32_t threads_per_block, uint32_t dynamic_smem,
+		      struct gw_sim_occupancy *ret)
+{
+	cudaOccDeviceProp p = sim_props();
+	cudaOccFuncAttributes f = {0};
+	cudaOccDeviceState state = {0};
+	cudaOccResult r = {0};
+
+	kernel_resources(k, &ret->regs, &ret->static_smem);
+	state.carveoutConfig = SHAREDMEM_CARVEOUT_DEFAULT;
+	f.maxThreadsPerBlock = INT_MAX;
+	f.numRegs = (int)ret->regs;
+	f.sharedSizeBytes = ret->static_smem;
+	f.partitionedGCConfig = PARTITIONED_GC_OFF;
+	/* gpusim takes any dynamic size up to the opt-in limit, as if the program opted in */
+	f.shmemLimitConfig = FUNC_SHMEM_LIMIT_OPTIN;
+	f.maxDynamicSharedSizeBytes = dynamic_smem;
+	f.numBlockBarriers = 1;
+	ret->blocks_per_sm = 0;
+	ret->carveout = (uint32_t)p.sharedMemPerMultiprocessor;
+	if (cudaOccMaxActiveBlocksPerMultiprocessor(&r, &p, &f, &state, (int)threads_per_block,
+						    dynamic_smem) != CUDA_OCC_SUCCESS ||
+	    r.activeBlocksPerMultiprocessor <= 0)
+		return;
+	ret->blocks_per_sm = (uint32_t)r.activeBlocksPerMultiprocessor;
+	/* The driver's default carveout costs the kernel no occupancy: the least size that
+	 * holds as many blocks as the other limits allow. */
+	ret->carveout =
+		carveout_for(&p, (uint64_t)ret->blocks_per_sm * r.allocatedSharedMemPerBlock);
+}
+
+static uint32_t blocks_per_sm(struct gw_sim_kernel *k, uint32_t threads, size_t smem)
+{
+	struct gw_sim_occupancy o;
+
+	gw_sim_occupancy(k, threads, smem > UINT32_MAX ? UINT32_MAX : (uint32_t)smem, &o);
+	return o.blocks_per_sm;
 }
 
 static uint64_t kernel_wave_ns(struct gw_sim_kernel *k)
@@ -280,7 +351,7 @@ static cudaError_t check_config(dim3 grid, dim3 block, size_t smem)
 }
 
 static cudaError_t capture_node(struct gw_sim_graph *g, struct gw_sim_kernel *k, dim3 grid,
-				dim3 block, size_t smem)
+				dim3 block, size_t smem, dim3 cluster)
 {
 	if (g->n_nodes == g->cap_nodes) {
 		size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
@@ -291,18 +362,28 @@ static cudaError_t capture_node(struct gw_sim_graph *g, struct gw_sim_kernel *k,
 		g->nodes = v;
 		g->cap_nodes = cap;
 	}
-	g->nodes[g->n_nodes++] = (struct gw_sim_node){k, grid, block, smem};
+	g->nodes[g->n_nodes++] = (struct gw_sim_node){k, grid, block, smem, cluster};
 	return cudaSuccess;
 }
 
 static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim3 grid, dim3 block,
-			   size_t smem, uint32_t graph_id, uint64_t node_id)
+			   size_t smem, dim3 cluster, uint32_t graph_id, uint64_t node_id)
 {
 	uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
-	uint64_t per_wave = (uint64_t)gw_sim_rt.cfg.sms *
-			    gw_sim_blocks_per_sm(block.x * block.y * block.z, (uint32_t)smem);
-	uint64_t waves = (blocks + per_wave - 1) / per_wave;
-	struct gw_sim_op op = {
+	uint64_t in_cluster = (uint64_t)cluster.x * cluster.y * cluster.z;
+	uint32_t sms = gw_sim_rt.cfg.green_sms ? gw_sim_rt.cfg.green_sms : gw_sim_rt.cfg.sms;
+	struct gw_sim_occupancy o;
+	uint64_t per_wave, waves;
+	struct gw_sim_op op;
+
+	gw_sim_occupancy(k, block.x * block.y * block.z, (uint32_t)smem, &o);
+	/* a block that fits nowhere still runs, one at a time (check_config let it through) */
+	per_wave = (uint64_t)sms * (o.blocks_per_sm ? o.blocks_per_sm : 1);
+	/* a wave holds whole clusters: their blocks are placed together */
+	if (in_cluster > 1)
+		per_wave = per_wave >= in_cluster ? per_wave / in_cluster * in_cluster : in_cluster;
+	waves = (blocks + per_wave - 1) / per_wave;
+	op = (struct gw_sim_op){
 		.kind = GW_SIM_OP_KERNEL,
 		.correlation_id = gw_sim_correlation(),
 		.graph_id = graph_id,
@@ -310,23 +391,26 @@ static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim
 		.name = k->name,
 		.grid = grid,
 		.block = block,
+		.static_smem = o.static_smem,
 		.dynamic_smem = (uint32_t)smem,
+		.regs = o.regs,
+		.carveout = o.carveout,
+		.cluster = cluster,
 	};
-
 	gw_sim_enqueue(s, &op, waves * kernel_wave_ns(k), true);
 }
 
 /* The launch itself, inside whatever API call brackets it. */
 static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s, dim3 grid,
-			       dim3 block, size_t smem)
+			       dim3 block, size_t smem, dim3 cluster)
 {
 	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
 	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it. */
 	if (gw_sim_rt.cfg.module_load_ns && !atomic_exchange(&k->loaded, true))
 		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.module_load_ns);
 	if (s->capture)
-		return capture_node(s->capture, k, grid, block, smem);
-	enqueue_kernel(s, k, grid, block, smem, 0, 0);
+		return capture_node(s->capture, k, grid, block, smem, cluster);
+	enqueue_kernel(s, k, grid, block, smem, cluster, 0, 0);
 	return cudaSuccess;
 }
 
@@ -344,8 +428,16 @@ static cudaError_t launch_check(struct gw_sim_kernel *k, dim3 grid, dim3 block, 
 	return *ret_s ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
+static const dim3 no_cluster = {1, 1, 1};
+
 cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
 			  cudaStream_t stream, bool per_thread)
+{
+	return gw_sim_launch_cluster(k, grid, block, smem, no_cluster, stream, per_thread);
+}
+
+cudaError_t gw_sim_launch_cluster(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+				  dim3 cluster, cudaStream_t stream, bool per_thread)
 {
 	struct gw_sim_stream *s;
 	cudaError_t err = launch_check(k, grid, block, smem, stream, per_thread, &s);
@@ -358,7 +450,7 @@ cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t
 			      .gridDimZ = grid.z, .blockDimX = block.x, .blockDimY = block.y,
 			      .blockDimZ = block.z, .sharedMemBytes = (unsigned int)smem,
 			      .hStream = stream);
-		err = launch_body(k, s, grid, block, smem);
+		err = launch_body(k, s, grid, block, smem, cluster);
 		DRV_END(err);
 	}
 	return err;
@@ -370,7 +462,7 @@ cudaError_t gw_sim_launch_direct(struct gw_sim_kernel *k, dim3 grid, dim3 block,
 	struct gw_sim_stream *s;
 	cudaError_t err = launch_check(k, grid, block, smem, stream, per_thread, &s);
 
-	return err != cudaSuccess ? err : launch_body(k, s, grid, block, smem);
+	return err != cudaSuccess ? err : launch_body(k, s, grid, block, smem, no_cluster);
 }
 
 /*
@@ -451,7 +543,7 @@ static cudaError_t launch_cooperative(const void *func, dim3 grid, dim3 block, s
 {
 	struct gw_sim_kernel *k = gw_sim_kernel_find(func);
 	uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
-	uint32_t per_sm = gw_sim_blocks_per_sm(block.x * block.y * block.z, (uint32_t)smem);
+	uint32_t per_sm = blocks_per_sm(k, block.x * block.y * block.z, smem);
 
 	if (k && check_config(grid, block, smem) == cudaSuccess &&
 	    blocks > (uint64_t)per_sm * gw_sim_rt.cfg.sms)
@@ -481,10 +573,27 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim
 
 static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, bool per_thread)
 {
-	if (!config)
+	dim3 cluster = no_cluster;
+
+	if (!config || (config->numAttrs && !config->attrs))
 		return cudaErrorInvalidValue;
-	return gw_sim_launch(gw_sim_kernel_find(func), config->gridDim, config->blockDim,
-			     config->dynamicSmemBytes, config->stream, per_thread);
+	for (unsigned i = 0; i < config->numAttrs; i++) {
+		const cudaLaunchAttribute *a = &config->attrs[i];
+
+		if (a->id != cudaLaunchAttributeClusterDimension)
+			continue;
+		/* at most 8 blocks a cluster portably, 16 with the non-portable opt-in */
+		if (!a->val.clusterDim.x || !a->val.clusterDim.y || !a->val.clusterDim.z ||
+		    (uint64_t)a->val.clusterDim.x * a->val.clusterDim.y * a->val.clusterDim.z >
+			    16 ||
+		    config->gridDim.x % a->val.clusterDim.x ||
+		    config->gridDim.y % a->val.clusterDim.y ||
+		    config->gridDim.z % a->val.clusterDim.z)
+			return cudaErrorInvalidValue;
+		cluster = (dim3){a->val.clusterDim.x, a->val.clusterDim.y, a->val.clusterDim.z};
+	}
+	return gw_sim_launch_cluster(gw_sim_kernel_find(func), config->gridDim, config->blockDim,
+				     config->dynamicSmemBytes, cluster, config->stream, per_thread);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
@@ -518,9 +627,8 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const 
 	else if (!gw_sim_kernel_find(func))
 		err = cudaErrorInvalidDeviceFunction;
 	else
-		*numBlocks = (int)gw_sim_blocks_per_sm(
-			(uint32_t)blockSize,
-			(uint32_t)(dynamicSMemSize > UINT32_MAX ? UINT32_MAX : dynamicSMemSize));
+		*numBlocks = (int)blocks_per_sm(gw_sim_kernel_find(func), (uint32_t)blockSize,
+						dynamicSMemSize);
 	RT_END(err);
 }
 
@@ -544,9 +652,13 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
 	else if (!gw_sim_kernel_find(func))
 		err = cudaErrorInvalidDeviceFunction;
 	else {
+		uint32_t regs, static_smem;
+
+		kernel_resources(gw_sim_kernel_find(func), &regs, &static_smem);
 		memset(attr, 0, sizeof(*attr));
 		attr->maxThreadsPerBlock = GW_SIM_MAX_THREADS;
-		attr->numRegs = GW_SIM_REGS_PER_THREAD;
+		attr->numRegs = (int)regs;
+		attr->sharedSizeBytes = static_smem;
 		attr->ptxVersion = 90;
 		attr->binaryVersion = 90;
 		attr->maxDynamicSharedSizeBytes = 48 * 1024;
@@ -733,7 +845,8 @@ static void graph_body(struct gw_sim_graph *x, struct gw_sim_stream *s)
 	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
 	for (size_t i = 0; i < x->n_nodes; i++)
 		enqueue_kernel(s, x->nodes[i].kernel, x->nodes[i].grid, x->nodes[i].block,
-			       x->nodes[i].smem, x->id, ((uint64_t)x->id << 32) | (i + 1));
+			       x->nodes[i].smem, x->nodes[i].cluster, x->id,
+			       ((uint64_t)x->id << 32) | (i + 1));
 }
 
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread)

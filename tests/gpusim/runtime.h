@@ -41,7 +41,10 @@ struct gw_sim_kernel {
 	const void *host_fun;
 	const char *name;
 	_Atomic uint64_t wave_ns; /* UINT64_MAX until resolved against GPUSIM_KERNEL_US */
-	atomic_bool loaded;	  /* launched once (GPUSIM_MODULE_LOAD_US paid) */
+	/* registers per thread << 32 | static shared memory bytes; UINT64_MAX until resolved
+	 * against GPUSIM_KERNEL_REGS */
+	_Atomic uint64_t resources;
+	atomic_bool loaded; /* launched once (GPUSIM_MODULE_LOAD_US paid) */
 };
 
 struct gw_sim_node {
@@ -49,6 +52,7 @@ struct gw_sim_node {
 	dim3 grid;
 	dim3 block;
 	size_t smem;
+	dim3 cluster;
 };
 
 struct gw_sim_graph {
@@ -82,6 +86,20 @@ extern const struct gw_sim_hooks *_Atomic gw_sim_hooks_ptr;
 /* config.c */
 void gw_sim_config_load(struct gw_sim_config *cfg);
 uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name);
+/* A kernel's registers per thread and static shared memory (GPUSIM_KERNEL_REGS, else 32 and 0). */
+void gw_sim_kernel_resources(const struct gw_sim_config *cfg, const char *name, uint32_t *ret_regs,
+			     uint32_t *ret_static_smem);
+
+/* launch.c: what a kernel's launch holds of an SM, by the CUDA occupancy calculator's rules
+ * for the simulated GPU (compute capability 9.0, the limits of gpusim.h). */
+struct gw_sim_occupancy {
+	uint32_t blocks_per_sm;	    /* 0: a block does not fit at all */
+	uint32_t regs, static_smem; /* the kernel's */
+	uint32_t carveout;	    /* the shared-memory carveout the driver picks: the least
+				     * that costs no occupancy */
+};
+void gw_sim_occupancy(struct gw_sim_kernel *k, uint32_t threads_per_block, uint32_t dynamic_smem,
+		      struct gw_sim_occupancy *ret);
 
 /* timeline.c */
 void gw_sim_init(void);
@@ -175,6 +193,8 @@ void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns
 void gw_sim_set_error(cudaError_t err);
 
 /* launch.c */
+cudaError_t gw_sim_launch_cluster(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
+				  dim3 cluster, cudaStream_t stream, bool per_thread);
 cudaError_t gw_sim_launch(struct gw_sim_kernel *k, dim3 grid, dim3 block, size_t smem,
 			  cudaStream_t stream, bool per_thread);
 /* The same without the nested cuLaunchKernel / cuGraphLaunch: for the driver API's own entry

@@ -292,6 +292,27 @@ SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, staticSharedMemory);
 SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, dynamicSharedMemory);
 SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, name);
 SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, graphId);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, sharedMemoryExecuted);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, shmemLimitConfig);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, contextId);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, clusterX);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, clusterY);
+SAME_OFFSET(CUpti_ActivityKernel9, CUpti_ActivityKernel10, clusterZ);
+/* The oldest records a CUPTI gpuwhy accepts delivers: the carveout, opt-in and context since
+ * Kernel5 (GW_CUPTI_MIN_API), clusters since Kernel8 (GW_CUPTI_API_CLUSTERS), a green
+ * context's SMs since Context2 (GW_CUPTI_API_GREEN_CONTEXTS); the first context record's ids. */
+SAME_OFFSET(CUpti_ActivityKernel5, CUpti_ActivityKernel10, sharedMemoryExecuted);
+SAME_OFFSET(CUpti_ActivityKernel5, CUpti_ActivityKernel10, shmemLimitConfig);
+SAME_OFFSET(CUpti_ActivityKernel5, CUpti_ActivityKernel10, contextId);
+SAME_OFFSET(CUpti_ActivityKernel5, CUpti_ActivityKernel10, registersPerThread);
+SAME_OFFSET(CUpti_ActivityKernel5, CUpti_ActivityKernel10, graphId);
+SAME_OFFSET(CUpti_ActivityKernel8, CUpti_ActivityKernel10, clusterX);
+SAME_OFFSET(CUpti_ActivityKernel8, CUpti_ActivityKernel10, clusterY);
+SAME_OFFSET(CUpti_ActivityKernel8, CUpti_ActivityKernel10, clusterZ);
+SAME_OFFSET(CUpti_ActivityContext, CUpti_ActivityContext3, contextId);
+SAME_OFFSET(CUpti_ActivityContext, CUpti_ActivityContext3, deviceId);
+SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, isGreenContext);
+SAME_OFFSET(CUpti_ActivityContext2, CUpti_ActivityContext3, numMultiprocessors);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, copyKind);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, srcKind);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, dstKind);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Occupancy limits, SM fill with the tail effect, and the kernel-name class table. */
+/* SM fill with the tail effect, and the kernel-name class table. */
 #include "analysis-test-util.h"
 
 static const struct gw_device_limits h100 = {
@@ -11,38 +11,28 @@ static const struct gw_device_limits h100 = {
 	.warp_size = 32,
 };
 
-static void occupancy_limits(void **state)
+static double fill(uint64_t blocks, uint64_t threads, uint64_t regs)
 {
-	(void)state;
-	/* Threads: 2048 / 1024 = 2 blocks. */
-	assert_int_equal(gw_blocks_per_sm(&h100, 1024, 0, 0), 2);
-	/* Registers: 64 per thread x 256 threads = 16 Ki per block; 64 Ki / 16 Ki = 4 (threads
-	 * alone would allow 8). */
-	assert_int_equal(gw_blocks_per_sm(&h100, 256, 64, 0), 4);
-	assert_int_equal(gw_blocks_per_sm(&h100, 256, 32, 0), 8);
-	/* Shared memory: 228 KiB / 100 KiB = 2 blocks. */
-	assert_int_equal(gw_blocks_per_sm(&h100, 128, 32, 100 * 1024), 2);
-	/* 100 threads occupy 4 warps = 128 threads: 2048 / 128 = 16, and registers
-	 * 65536 / (32 x 128) = 16. */
-	assert_int_equal(gw_blocks_per_sm(&h100, 100, 32, 0), 16);
-	/* 32-thread blocks: 64 by threads, capped at 32 blocks per SM. */
-	assert_int_equal(gw_blocks_per_sm(&h100, 32, 0, 0), 32);
-	/* A block larger than the SM's registers still has one resident block. */
-	assert_int_equal(gw_blocks_per_sm(&h100, 1024, 255, 0), 1);
+	struct gw_kernel_shape k = {
+		.blocks = blocks, .threads_per_block = threads, .regs_per_thread = regs};
+
+	return gw_kernel_fill(&h100, &k);
 }
 
+/* The limits without a compute capability: the plain per-SM ones (test-occupancy has the
+ * calculator's). */
 static void fill_and_tail(void **state)
 {
 	/* 256 threads, 32 registers: 8 blocks per SM, capacity 132 x 8 = 1056 blocks. */
 	(void)state;
-	assert_near(gw_kernel_fill(&h100, 528, 256, 32, 0), 0.5, 1e-12);
-	assert_near(gw_kernel_fill(&h100, 1056, 256, 32, 0), 1.0, 1e-12);
+	assert_near(fill(528, 256, 32), 0.5, 1e-12);
+	assert_near(fill(1056, 256, 32), 1.0, 1e-12);
 	/* 1.5 waves run as 2: the last wave is half full, fill 1.5 / 2. */
-	assert_near(gw_kernel_fill(&h100, 1584, 256, 32, 0), 0.75, 1e-12);
+	assert_near(fill(1584, 256, 32), 0.75, 1e-12);
 	/* One block past two full waves: 3 waves for 2112 + 1 blocks. */
-	assert_near(gw_kernel_fill(&h100, 2113, 256, 32, 0), 2113.0 / 1056.0 / 3.0, 1e-12);
-	assert_near(gw_kernel_fill(&h100, 1, 256, 32, 0), 1.0 / 1056.0, 1e-12);
-	assert_near(gw_kernel_fill(&h100, 0, 256, 32, 0), 0.0, 1e-12);
+	assert_near(fill(2113, 256, 32), 2113.0 / 1056.0 / 3.0, 1e-12);
+	assert_near(fill(1, 256, 32), 1.0 / 1056.0, 1e-12);
+	assert_near(fill(0, 256, 32), 0.0, 1e-12);
 }
 
 static void name_classes(void **state)
@@ -117,8 +107,9 @@ static void fill_in_attribution(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(occupancy_limits),    cmocka_unit_test(fill_and_tail),
-		cmocka_unit_test(name_classes),	       cmocka_unit_test(bucket_table),
+		cmocka_unit_test(fill_and_tail),
+		cmocka_unit_test(name_classes),
+		cmocka_unit_test(bucket_table),
 		cmocka_unit_test(fill_in_attribution),
 	};
 
