@@ -303,6 +303,22 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 				  "next run.",
 				  pct, ms);
 	}
+	case GW_BUCKET_STARTUP: {
+		const struct gw_startup *su = &res->startup;
+
+		return gw_strdupf(
+			"%.0f%% of SM-time (%.1f ms) the GPU waited for CUDA to start up: %llu "
+			"context creation%s (%.1f ms of host time), %llu lazy kernel or module "
+			"load%s (%.1f ms)%s. A one-time cost: a longer run spreads it, and a "
+			"benchmark should warm up (run each kernel once) before it times; "
+			"CUDA_MODULE_LOADING=EAGER loads every kernel at start instead of at its "
+			"first launch. Trade-off: a slower start and the memory of kernels never "
+			"used; check startup in the next run.",
+			pct, ms, (unsigned long long)su->contexts, su->contexts == 1 ? "" : "s",
+			(double)su->context_ns / 1e6, (unsigned long long)su->loadings,
+			su->loadings == 1 ? "" : "s", (double)su->loading_ns / 1e6,
+			su->compiles ? ", and PTX compiled for this GPU (ship SASS for it)" : "");
+	}
 	default:
 		return NULL;
 	}

@@ -53,6 +53,8 @@ struct gw_analysis_options {
 	uint64_t starve_ns;	/* a starved gap up to this is launch_overhead (100 us) */
 	uint64_t queue_ns;	/* a gap before queued work up to this is launch_overhead, longer
 				 * is blocked (20 us) */
+	uint64_t skew_ns;	/* how far GPU and host times may disagree: N counts as queued
+				 * when its launch returned this long before the gap (10 us) */
 	unsigned timeline_bins; /* bins of the drawing timeline over the window (0: none) */
 	bool keep_gaps;		/* fill gw_analysis.gaps (for the Perfetto export) */
 	bool keep_events;	/* fill gw_analysis.view: every call and operation (Perfetto) */
@@ -65,13 +67,7 @@ struct gw_analysis_options {
 
 void gw_analysis_options_init(struct gw_analysis_options *opt);
 
-/*
- * Occupancy: thread blocks of one kernel that fit on one SM at once, from the device's per-SM
- * limits. threads are rounded up to whole warps; a resource that is 0 (unknown) does not
- * limit; at least 1 (a kernel that did run had at least one block resident).
- *   min(max_blocks_per_sm, max_threads_per_sm / threads, regs_per_sm / (regs * threads),
- *       smem_per_sm / smem)
- */
+/* A device's limits, from its DEVICE record (gw_assumed_limits without one). */
 struct gw_device_limits {
 	uint64_t sm_count;
 	uint64_t max_threads_per_sm;
@@ -412,6 +408,13 @@ struct gw_analysis {
 	struct gw_memory memory;
 	struct gw_utilization util;
 	bool memory_high, compute_high; /* the quadrant */
+	/* Host time CUDA spent starting up (OVERHEAD records), whether or not the GPU waited:
+	 * the startup bucket is the part inside its windows with nothing queued. */
+	struct gw_startup {
+		uint64_t context_ns, contexts; /* context creation */
+		uint64_t loading_ns, loadings; /* lazy function and module loading */
+		uint64_t compile_ns, compiles; /* PTX compilation */
+	} startup;
 
 	struct gw_sync_site *sync_sites; /* by exposed idle, largest first */
 	unsigned n_sync_sites;

@@ -13,6 +13,9 @@ void gw_analysis_options_init(struct gw_analysis_options *opt)
 	opt->tiny_ns = 10000;
 	opt->starve_ns = 100000;
 	opt->queue_ns = 20000;
+	/* CUPTI puts GPU ticks on the host clock by interpolation: offsets of 8-9 us and
+	 * kernels that seem to start before their launch were reported on H100 and H200 */
+	opt->skew_ns = 10000;
 	opt->timeline_bins = 0; /* only the drawings need them: --html and --perfetto raise it */
 	opt->symbolize = true;
 	opt->top_n = 10;

@@ -269,14 +269,27 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	struct gw_analyzer *a = w->a;
 	uint32_t ai = (uint32_t)ops[ni].api;
 	const struct gw_api *api = ai != UINT32_MAX ? &((struct gw_api *)a->apis.data)[ai] : NULL;
-	uint64_t hs, r0, incall;
+	uint64_t hs, r0, incall, su, gend = g1;
 	int r;
 
 	w->last_gap_end = g1;
 	w->last_gap_len = g1 - g0;
+	/* Rule 0: with N not yet queued, the time N's process spent starting CUDA up (creating
+	 * a context, loading kernels lazily) is start-up, one-time cost, not one of the causes;
+	 * the rules below share what remains, taken from the gap's end, where a lazy load sits
+	 * (inside N's own launch call). */
+	if (api && api->end_ns > g0 &&
+	    (su = gw_an_startup_overlap(gw_an_trace(a, ops[ni].trace), g0, g1))) {
+		if ((r = gap_piece(w, g1 - su, g1, GW_BUCKET_STARTUP)) < 0)
+			return r;
+		g1 -= su;
+	}
 	/* Rule 1: N was already queued (or launched before the trace began): up to queue_ns the
-	 * GPU's own per-launch latency, longer a wait that held queued work. */
-	if (!api || api->end_ns <= g0) {
+	 * GPU's own per-launch latency, longer a wait that held queued work. Host and GPU times
+	 * may disagree by skew_ns: queued means its launch returned at least that long before
+	 * the GPU went idle; nearer, which came first is unknown, and the gap goes to the rules
+	 * that do not assume N was waiting. */
+	if (!api || api->end_ns + a->opt.skew_ns <= g0) {
 		if (g1 - g0 <= a->opt.queue_ns) {
 			w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
 			return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
@@ -324,6 +337,7 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	}
 	w->owner_fresh = false;
 	/* Syncs called while the device sat idle with nothing queued waited for nothing. */
+	g1 = gend;
 	while (w->si < w->n_syncs && w->syncs[w->si].start_ns < g1 &&
 	       !(api && api->end_ns <= w->syncs[w->si].start_ns)) {
 		if (api && w->syncs[w->si].api == ai)

@@ -485,6 +485,36 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	case GW_REC_FRAME:
 		r = add_frame(t, &rec->frame);
 		break;
+	case GW_REC_OVERHEAD: {
+		const struct gw_rec_overhead *o = &rec->overhead;
+		uint64_t len = o->end_ns > o->start_ns ? o->end_ns - o->start_ns : 0;
+		struct gw_span *sp;
+
+		switch (o->kind) {
+		case GW_OVERHEAD_CONTEXT_CREATION:
+			t->startup_totals.context_ns += len;
+			t->startup_totals.contexts++;
+			break;
+		case GW_OVERHEAD_MODULE_LOADING:
+		case GW_OVERHEAD_FUNCTION_LOADING:
+			t->startup_totals.loading_ns += len;
+			t->startup_totals.loadings++;
+			break;
+		case GW_OVERHEAD_COMPILER:
+			t->startup_totals.compile_ns += len;
+			t->startup_totals.compiles++;
+			break;
+		default:
+			return 0; /* a kind this reader does not know */
+		}
+		if (!len)
+			break;
+		if (!(sp = gw_vec_push(&t->startup, sizeof(*sp))))
+			return -ENOMEM;
+		sp->start_ns = o->start_ns;
+		sp->end_ns = o->end_ns;
+		break;
+	}
 	case GW_REC_CONTEXT: {
 		struct gw_context_ent *c;
 

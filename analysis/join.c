@@ -240,6 +240,39 @@ out:
 	return r;
 }
 
+static int cmp_span(const void *x, const void *y, void *ctx)
+{
+	const struct gw_span *p = x, *q = y;
+
+	(void)ctx;
+	return p->start_ns < q->start_ns ? -1 : p->start_ns > q->start_ns;
+}
+
+/* Each trace's start-up spans in time order, overlaps merged (threads may load at once). */
+static int merge_startup(struct gw_analyzer *a)
+{
+	for (size_t i = 0; i < a->traces.len; i++) {
+		struct gw_trace_st *t = gw_an_trace(a, (unsigned)i);
+		struct gw_span *v = t->startup.data;
+		size_t n = 0;
+
+		if (!t->startup.len)
+			continue;
+		if (gw_sort_r(v, t->startup.len, sizeof(*v), cmp_span, NULL) < 0)
+			return -ENOMEM;
+		for (size_t k = 1; k < t->startup.len; k++) {
+			if (v[k].start_ns <= v[n].end_ns) {
+				if (v[k].end_ns > v[n].end_ns)
+					v[n].end_ns = v[k].end_ns;
+			} else {
+				v[++n] = v[k];
+			}
+		}
+		t->startup.len = n + 1;
+	}
+	return 0;
+}
+
 int gw_join(struct gw_analyzer *a)
 {
 	struct gw_op *ops;
@@ -254,7 +287,7 @@ int gw_join(struct gw_analyzer *a)
 	bool inline_runs;
 	int r;
 
-	if ((r = merge_shared_devices(a)) < 0)
+	if ((r = merge_shared_devices(a)) < 0 || (r = merge_startup(a)) < 0)
 		return r;
 	devs = a->devs.data;
 	inline_runs = !a->ops_unsorted;

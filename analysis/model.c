@@ -56,6 +56,30 @@ const struct gw_device_limits gw_assumed_limits = {
 	.max_smem_per_block_bytes = 48 * 1024,
 };
 
+uint64_t gw_an_startup_overlap(const struct gw_trace_st *t, uint64_t t0, uint64_t t1)
+{
+	const struct gw_span *v = t->startup.data;
+	size_t lo = 0, hi = t->startup.len;
+	uint64_t sum = 0;
+
+	/* the first span that ends after t0 */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].end_ns <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < t->startup.len && v[i].start_ns < t1; i++) {
+		uint64_t a = v[i].start_ns > t0 ? v[i].start_ns : t0;
+		uint64_t b = v[i].end_ns < t1 ? v[i].end_ns : t1;
+
+		sum += b > a ? b - a : 0;
+	}
+	return sum;
+}
+
 void gw_an_kernel_shape(const struct gw_trace_st *t, const struct gw_launch_shape *s,
 			struct gw_kernel_shape *k)
 {
@@ -120,6 +144,7 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);
 		gw_vec_free(&t->contexts);
+		gw_vec_free(&t->startup);
 		free(t->info.path);
 		free(t->host);
 		free(t->info.command);

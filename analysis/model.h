@@ -115,6 +115,11 @@ struct gw_stack {
 	uint8_t kind; /* enum gw_stack_kind */
 };
 
+/* A span of host time. */
+struct gw_span {
+	uint64_t start_ns, end_ns;
+};
+
 /* A CONTEXT record: a green context's kernels run on sm_count of the device's SMs. */
 struct gw_context_ent {
 	uint64_t id, sm_count; /* sm_count 0: all of the device's */
@@ -146,8 +151,11 @@ struct gw_trace_st {
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
-	struct gw_vec notes;	   /* char *: the texts of warning NOTE records */
-	char *host;		   /* the header's host: GPUs are shared within one host */
+	struct gw_vec startup;	   /* struct gw_span: CUDA's start-up work (OVERHEAD records);
+				    * sorted and merged by the join */
+	struct gw_startup startup_totals;
+	struct gw_vec notes; /* char *: the texts of warning NOTE records */
+	char *host;	     /* the header's host: GPUs are shared within one host */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
 	bool memory_recorded;	/* false: an import without MEMORY or allocator COUNTER records */
@@ -294,6 +302,9 @@ static inline struct gw_trace_st *gw_an_trace(struct gw_analyzer *a, unsigned i)
 
 /* The limits of a device no DEVICE record described. */
 extern const struct gw_device_limits gw_assumed_limits;
+
+/* How much of [t0, t1] trace t's start-up spans cover (merged: after the join). */
+uint64_t gw_an_startup_overlap(const struct gw_trace_st *t, uint64_t t0, uint64_t t1);
 
 /* The occupancy model's view of a launch shape of trace t: its context's SMs looked up. */
 void gw_an_kernel_shape(const struct gw_trace_st *t, const struct gw_launch_shape *s,

@@ -132,6 +132,12 @@ int gw_build_results(struct gw_analyzer *a)
 		res->counts.frees += ti->counts.frees;
 		for (int k = 0; k < 4; k++)
 			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
+		res->startup.context_ns += ts->startup_totals.context_ns;
+		res->startup.contexts += ts->startup_totals.contexts;
+		res->startup.loading_ns += ts->startup_totals.loading_ns;
+		res->startup.loadings += ts->startup_totals.loadings;
+		res->startup.compile_ns += ts->startup_totals.compile_ns;
+		res->startup.compiles += ts->startup_totals.compiles;
 
 		imported = ti->capture_mode == GW_CAPTURE_IMPORT_KINETO ||
 			   ti->capture_mode == GW_CAPTURE_IMPORT_NSYS;

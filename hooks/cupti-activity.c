@@ -304,6 +304,39 @@ static void convert_device(const CUpti_ActivityDevice5 *d)
 	gw_emit(GW_REC_DEVICE, &r);
 }
 
+/* Start-up work CUPTI timed: lazy loading of a kernel or module, PTX compilation. CUPTI's own
+ * overheads (its buffers, its instrumentation) are gpuwhy's cost, not the program's: left out.
+ * The fields read sit at the same offsets since the first overhead record. */
+static void convert_overhead(const CUpti_ActivityOverhead3 *o)
+{
+	struct gw_rec_overhead r = {
+		.device = UINT64_MAX,
+		.start_ns = o->start,
+		.end_ns = o->end,
+	};
+
+	switch ((unsigned)o->overheadKind) {
+	case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+		r.kind = GW_OVERHEAD_FUNCTION_LOADING;
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+		r.kind = GW_OVERHEAD_MODULE_LOADING;
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+		r.kind = GW_OVERHEAD_COMPILER;
+		break;
+	default:
+		return;
+	}
+	if (o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD)
+		r.tid = o->objectId.pt.threadId;
+	else if (o->objectKind == CUPTI_ACTIVITY_OBJECT_DEVICE ||
+		 o->objectKind == CUPTI_ACTIVITY_OBJECT_CONTEXT ||
+		 o->objectKind == CUPTI_ACTIVITY_OBJECT_STREAM)
+		r.device = o->objectId.dcs.deviceId;
+	gw_emit(GW_REC_OVERHEAD, &r);
+}
+
 /* A context, for the SMs a green one's kernels may use (read from CUPTIs that have them). */
 static void convert_context(const CUpti_ActivityContext3 *c)
 {
@@ -341,6 +374,9 @@ static void convert_buffer(struct buf_head *h)
 			break;
 		case CUPTI_ACTIVITY_KIND_CONTEXT:
 			convert_context((const CUpti_ActivityContext3 *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_OVERHEAD:
+			convert_overhead((const CUpti_ActivityOverhead3 *)a);
 			break;
 		default:
 			break;

@@ -332,6 +332,32 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 	}
 }
 
+/*
+ * A context was created: the time since the enclosing recorded call began (the first call of
+ * the process, mostly: cudaFree(0), cudaSetDevice) went to creating it, 0.1-1 s on a GPU. An
+ * OVERHEAD record, so that the report counts it as start-up and not as the call's waiting.
+ */
+static void context_created(const CUpti_ResourceData *rd)
+{
+	struct call_stack *cs = &calls;
+	uint32_t device = UINT32_MAX;
+	uint64_t now = gw_now_ns();
+	struct gw_rec_overhead r = {
+		.kind = GW_OVERHEAD_CONTEXT_CREATION,
+		.tid = gw_thread_id(),
+		.device = UINT64_MAX,
+		.start_ns = cs->depth ? cs->start_ns : now,
+		.end_ns = now,
+	};
+
+	if (!gw_capturing())
+		return;
+	if (rd && rd->context && gw_cupti.cuptiGetDeviceId &&
+	    gw_cupti.cuptiGetDeviceId(rd->context, &device) == CUPTI_SUCCESS)
+		r.device = device;
+	gw_emit(GW_REC_OVERHEAD, &r);
+}
+
 void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 				   CUpti_CallbackId cbid, const void *data)
 {
@@ -340,6 +366,11 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 	const struct api_info *info;
 
 	(void)userdata;
+	if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+			context_created(data);
+		return;
+	}
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
 		if (cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE)
 			return;

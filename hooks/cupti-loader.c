@@ -243,6 +243,10 @@ int gw_cupti_enable(void)
 		else
 			failed++;
 	}
+	/* Context creation, for the start-up line of the report; a CUPTI without it loses
+	 * only that line. */
+	(void)gw_cupti.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+					   CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (gw_cupti.cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
 			failed++;

@@ -59,7 +59,8 @@ extern unsigned gw_cupti_unknown_callbacks;
 #define GW_CUPTI_ACTIVITY_KINDS                                                                    \
 	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,                                   \
 		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,                 \
-		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION
+		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,                   \
+		CUPTI_ACTIVITY_KIND_OVERHEAD
 
 /* The CUPTI API versions whose records carry what gpuwhy reads beyond GW_CUPTI_MIN_API's:
  * kernel clusters (Kernel8, CUDA 11.8) and green contexts (Context2; green contexts came with

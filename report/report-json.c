@@ -169,11 +169,17 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	jnum(f, res->launch_between_sm_ns / budget);
 	fputs("},\"unclassified_kernel_share\":", f);
 	jnum(f, res->unclassified_kernel_share);
+	fprintf(f,
+		",\"startup\":{\"context_creation_ns\":%" PRIu64 ",\"contexts\":%" PRIu64
+		",\"loading_ns\":%" PRIu64 ",\"loadings\":%" PRIu64 ",\"compile_ns\":%" PRIu64
+		",\"compiles\":%" PRIu64 "}",
+		res->startup.context_ns, res->startup.contexts, res->startup.loading_ns,
+		res->startup.loadings, res->startup.compile_ns, res->startup.compiles);
 	if (opt)
 		fprintf(f,
 			",\"thresholds\":{\"tiny_ns\":%" PRIu64 ",\"starve_ns\":%" PRIu64
-			",\"queue_ns\":%" PRIu64 "}",
-			opt->tiny_ns, opt->starve_ns, opt->queue_ns);
+			",\"queue_ns\":%" PRIu64 ",\"skew_ns\":%" PRIu64 "}",
+			opt->tiny_ns, opt->starve_ns, opt->queue_ns, opt->skew_ns);
 
 	fputs(",\"sync_sites\":[", f);
 	for (unsigned i = 0; i < res->n_sync_sites; i++) {

@@ -344,6 +344,16 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 		"Kernel classes come from names; %.1f%% of kernel time matched no rule "
 		"(counted as compute)\n",
 		res->unclassified_kernel_share * 100);
+	if (res->startup.contexts || res->startup.loadings || res->startup.compiles)
+		fprintf(f,
+			"Start-up (host time, in the window or not): %" PRIu64
+			" context creation%s %.2f ms, %" PRIu64 " lazy load%s %.2f ms, %" PRIu64
+			" PTX compilation%s %.2f ms\n",
+			res->startup.contexts, res->startup.contexts == 1 ? "" : "s",
+			ms((double)res->startup.context_ns), res->startup.loadings,
+			res->startup.loadings == 1 ? "" : "s", ms((double)res->startup.loading_ns),
+			res->startup.compiles, res->startup.compiles == 1 ? "" : "s",
+			ms((double)res->startup.compile_ns));
 	fprintf(f,
 		"Counts: %" PRIu64 " kernels (%" PRIu64 " under %.0f us), %" PRIu64
 		" launches, %" PRIu64 " synchronizing calls, %" PRIu64 " copies, %" PRIu64

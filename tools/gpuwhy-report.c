@@ -287,6 +287,8 @@ static int run_report(const struct gw_report_cmd *args)
 		opt.starve_ns = args->opt.starve_ns;
 	if (args->opt.queue_ns != UINT64_MAX)
 		opt.queue_ns = args->opt.queue_ns;
+	if (args->opt.skew_ns != UINT64_MAX)
+		opt.skew_ns = args->opt.skew_ns;
 	if (isatty(STDERR_FILENO)) {
 		opt.progress = progress;
 		opt.progress_ctx = args->traces;

@@ -32,6 +32,7 @@ void gw_report_args_init(struct gw_report_args *args)
 	*args = (struct gw_report_args){.tiny_ns = UINT64_MAX,
 					.starve_ns = UINT64_MAX,
 					.queue_ns = UINT64_MAX,
+					.skew_ns = UINT64_MAX,
 					.perfetto_max_events = UINT64_MAX};
 }
 
@@ -70,6 +71,8 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 		return gw_cli_parse_us(prog, flag, value, &args->starve_ns) < 0 ? -1 : 0;
 	case GW_ROPT_QUEUE_US:
 		return gw_cli_parse_us(prog, flag, value, &args->queue_ns) < 0 ? -1 : 0;
+	case GW_ROPT_SKEW_US:
+		return gw_cli_parse_us(prog, flag, value, &args->skew_ns) < 0 ? -1 : 0;
 	case GW_ROPT_PERFETTO_MAX_EVENTS: {
 		char *end;
 

@@ -19,6 +19,9 @@
 	  "a starved gap up to N us is launch overhead, longer is host work (100)")                \
 	X(QUEUE_US, "queue-us", "N", MICROS, 1,                                                    \
 	  "a gap before queued work up to N us is launch overhead, longer is blocked (20)")        \
+	X(SKEW_US, "skew-us", "N", MICROS, 1,                                                      \
+	  "GPU and host times may disagree by N us: work counts as queued when its launch "        \
+	  "returned N us before the GPU went idle (10)")                                           \
 	X(HTML, "html", "FILE", OUTPUT, 1,                                                         \
 	  "also write a self-contained HTML page (charts, sites)")                                 \
 	X(PERFETTO, "perfetto", "FILE", OUTPUT, 1,                                                 \
@@ -51,6 +54,7 @@ struct gw_report_args {
 	uint64_t tiny_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t starve_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t queue_ns;		     /* UINT64_MAX: the analysis's default */
+	uint64_t skew_ns;		     /* UINT64_MAX: the analysis's default */
 	const struct gw_source_type *format; /* NULL: from each file's content */
 	/* the last option given that shapes the report ("--json", ...), not how traces are
 	 * read; NULL: none */

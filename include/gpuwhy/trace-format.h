@@ -86,6 +86,7 @@ struct gw_ips {
 	R(MEMORY, memory, 14, 1)                                                                   \
 	R(SYNC, sync, 15, 1)                                                                       \
 	R(COUNTER, counter, 16, 1)                                                                 \
+	R(OVERHEAD, overhead, 18, 1)                                                               \
 	R(CONTEXT, context, 19, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
 	R(NOTE, note, 21, 1)                                                                       \
@@ -275,6 +276,15 @@ struct gw_ips {
 	F(U64, counter) /* enum gw_counter */                                                      \
 	F(U64, value)
 
+/* Start-up work the host did for CUDA: creating a context, loading a module or a function
+ * lazily, compiling PTX. */
+#define GW_FIELDS_overhead(F)                                                                      \
+	F(U64, kind)   /* enum gw_overhead_kind */                                                 \
+	F(U64, tid)    /* the thread it held; 0 unknown */                                         \
+	F(U64, device) /* UINT64_MAX unknown */                                                    \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)
+
 /* A CUDA context, once: a green context runs its kernels on part of the device's SMs. */
 #define GW_FIELDS_context(F)                                                                       \
 	F(U64, device)                                                                             \
@@ -363,6 +373,13 @@ enum gw_stack_kind {
 enum gw_frame_lang {
 	GW_FRAME_NATIVE = 1,
 	GW_FRAME_PYTHON = 2,
+};
+
+enum gw_overhead_kind {
+	GW_OVERHEAD_CONTEXT_CREATION = 1, /* inside the process's first CUDA call, mostly */
+	GW_OVERHEAD_MODULE_LOADING = 2,	  /* a module the runtime loaded */
+	GW_OVERHEAD_FUNCTION_LOADING = 3, /* a kernel loaded at its first launch (lazy loading) */
+	GW_OVERHEAD_COMPILER = 4,	  /* the driver compiling PTX */
 };
 
 enum gw_counter {

@@ -61,9 +61,14 @@ void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_C
 			: atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
 	current = a;
 	h->api_enter(a);
-	/* Context creation, inside the first call as on a GPU (0.1-1 s there). */
-	if (gw_sim_rt.cfg.init_ns && !a->outer && !atomic_exchange(&context_created, true))
-		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.init_ns);
+	/* Context creation, inside the first call as on a GPU (0.1-1 s there); CUPTI's resource
+	 * callback says when it is done. */
+	if (!a->outer && !atomic_exchange(&context_created, true)) {
+		if (gw_sim_rt.cfg.init_ns)
+			gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.init_ns);
+		if (h->context_created)
+			h->context_created();
+	}
 }
 
 cudaError_t gw_sim_api_end(struct gw_sim_api *a, cudaError_t err)

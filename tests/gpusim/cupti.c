@@ -33,6 +33,7 @@ union record {
 	CUpti_ActivityAPI api;
 	CUpti_ActivityDevice5 device;
 	CUpti_ActivityContext3 context;
+	CUpti_ActivityOverhead3 overhead;
 	CUpti_ActivitySynchronization2 sync;
 	CUpti_ActivityExternalCorrelation ext;
 };
@@ -75,6 +76,7 @@ static struct {
 	uint64_t second_at;	/* GPUSIM_SECOND_CLIENT=N[:M]: at the Nth kernel */
 	uint64_t second_window; /* ... for M kernels (0: to the end) */
 	int64_t gpu_skew_ns;	/* GPUSIM_GPU_SKEW_NS */
+	int64_t gpu_jitter_ns;	/* GPUSIM_GPU_JITTER_NS */
 } knob;
 
 /* A client buffer CUPTI holds (GPUSIM_CUPTI_FLUSH=real): records are written into it in the
@@ -96,6 +98,7 @@ static struct {
 	void *userdata;
 	_Atomic uint8_t runtime_cb[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 	_Atomic uint8_t driver_cb[CUPTI_DRIVER_TRACE_CBID_SIZE];
+	_Atomic uint8_t context_created_cb; /* resource domain: CONTEXT_CREATED */
 	/* activity */
 	_Atomic uint8_t kind[CUPTI_ACTIVITY_KIND_COUNT];
 	_Atomic uint8_t runtime_off[CUPTI_RUNTIME_TRACE_CBID_SIZE]; /* per-cbid opt-out */
@@ -185,6 +188,9 @@ static void knobs_load(void)
 	knob.sync_queries = !env_is("GPUSIM_SYNC_QUERIES", "0");
 	knob.gpu_skew_ns =
 		getenv("GPUSIM_GPU_SKEW_NS") ? strtoll(getenv("GPUSIM_GPU_SKEW_NS"), NULL, 10) : 0;
+	knob.gpu_jitter_ns = getenv("GPUSIM_GPU_JITTER_NS")
+				     ? llabs(strtoll(getenv("GPUSIM_GPU_JITTER_NS"), NULL, 10))
+				     : 0;
 	if (second && sscanf(second, "%llu:%llu", &at, &window) >= 1 && at > 0) {
 		knob.second_at = at;
 		knob.second_window = window;
@@ -378,6 +384,8 @@ static size_t record_size(CUpti_ActivityKind kind)
 		return sizeof(CUpti_ActivityDevice5);
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
 		return sizeof(CUpti_ActivityContext3);
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		return sizeof(CUpti_ActivityOverhead3);
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		return sizeof(CUpti_ActivitySynchronization2);
 	case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
@@ -865,11 +873,25 @@ static void hk_op(const struct gw_sim_op *op)
 	publish(s, pos, op->end_ns);
 }
 
-/* A GPU time as CUPTI reports it: on the client's clock, off by GPUSIM_GPU_SKEW_NS (CUPTI
- * converts GPU ticks to host time by interpolation, µs off). */
+/* The period of GPUSIM_GPU_JITTER_NS's drift: slow against a kernel, as interpolation error
+ * drifts, so that times stay in order on a stream. */
+#define JITTER_PERIOD_NS 10000000ull
+
+/* A GPU time as CUPTI reports it: on the client's clock, off by GPUSIM_GPU_SKEW_NS plus a
+ * drift of up to GPUSIM_GPU_JITTER_NS either way (a triangle wave over JITTER_PERIOD_NS):
+ * CUPTI converts GPU ticks to host time by interpolation, µs off. */
 static uint64_t gpu_ts(uint64_t ns)
 {
-	return ts(ns) + (uint64_t)knob.gpu_skew_ns;
+	int64_t off = knob.gpu_skew_ns;
+
+	if (knob.gpu_jitter_ns) {
+		/* phase in [0, 4): up 0..1, down 1..3, up 3..4 */
+		double phase = (double)(ns % JITTER_PERIOD_NS) / (JITTER_PERIOD_NS / 4.0);
+		double tri = phase < 1 ? phase : phase < 3 ? 2 - phase : phase - 4;
+
+		off += (int64_t)(tri * (double)knob.gpu_jitter_ns);
+	}
+	return ts(ns) + (uint64_t)off;
 }
 
 /* The record of a device operation, on the flusher's thread. */
@@ -1072,6 +1094,34 @@ static void emit_device(void)
 	push(&r, 0);
 }
 
+static void hk_context_created(void)
+{
+	CUpti_ResourceData d = {.context = gw_sim_context()};
+
+	if (atomic_load(&cp.subscribed) && atomic_load(&cp.context_created_cb) && cp.callback)
+		cp.callback(cp.userdata, CUPTI_CB_DOMAIN_RESOURCE,
+			    CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &d);
+}
+
+/* Start-up work on the calling thread (lazy loading), as CUPTI's OVERHEAD record. */
+static void hk_overhead(uint32_t kind, uint64_t start_ns, uint64_t end_ns)
+{
+	union record r = {0};
+
+	if (!kind_on(CUPTI_ACTIVITY_KIND_OVERHEAD))
+		return;
+	r.overhead = (CUpti_ActivityOverhead3){
+		.kind = CUPTI_ACTIVITY_KIND_OVERHEAD,
+		.overheadKind = (CUpti_ActivityOverheadKind)kind,
+		.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD,
+		.start = ts(start_ns),
+		.end = ts(end_ns),
+	};
+	r.overhead.objectId.pt.processId = (uint32_t)getpid();
+	r.overhead.objectId.pt.threadId = thread_id();
+	push(&r, 0);
+}
+
 static void emit_device_and_context(void)
 {
 	emit_device();
@@ -1085,6 +1135,8 @@ static const struct gw_sim_hooks hooks = {
 	.memory = hk_memory,
 	.sync = hk_sync,
 	.device = emit_device_and_context,
+	.context_created = hk_context_created,
+	.overhead = hk_overhead,
 };
 
 static void install_hooks(void)
@@ -1172,6 +1224,8 @@ static void set_domain(CUpti_CallbackDomain domain, uint8_t on)
 	else if (domain == CUPTI_CB_DOMAIN_DRIVER_API)
 		for (size_t i = 0; i < CUPTI_DRIVER_TRACE_CBID_SIZE; i++)
 			cp.driver_cb[i] = on;
+	else if (domain == CUPTI_CB_DOMAIN_RESOURCE)
+		cp.context_created_cb = on;
 }
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
@@ -1181,6 +1235,7 @@ CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	set_domain(CUPTI_CB_DOMAIN_RUNTIME_API, 0);
 	set_domain(CUPTI_CB_DOMAIN_DRIVER_API, 0);
+	set_domain(CUPTI_CB_DOMAIN_RESOURCE, 0);
 	atomic_store(&cp.subscribed, false);
 	return CUPTI_SUCCESS;
 }
@@ -1201,10 +1256,14 @@ CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscrib
 		if (cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE)
 			return CUPTI_ERROR_INVALID_PARAMETER;
 		cp.driver_cb[cbid] = !!enable;
+	} else if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+			cp.context_created_cb = !!enable;
 	} else if (domain <= CUPTI_CB_DOMAIN_INVALID || domain >= CUPTI_CB_DOMAIN_SIZE) {
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	}
-	/* Other domains (resource, synchronize, NVTX, state) are accepted and never fire. */
+	/* Other resource callbacks and other domains (synchronize, NVTX, state) are accepted
+	 * and never fire. */
 	return CUPTI_SUCCESS;
 }
 

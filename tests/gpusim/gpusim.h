@@ -138,6 +138,11 @@ struct gw_sim_hooks {
 	void (*memory)(const struct gw_sim_mem_event *ev);
 	void (*sync)(const struct gw_sim_sync_event *ev);
 	void (*device)(void);
+	/* the context now exists (it was created inside the current call) */
+	void (*context_created)(void);
+	/* host time the current call spent on CUDA's own start-up work (kind:
+	 * CUpti_ActivityOverheadKind) */
+	void (*overhead)(uint32_t kind, uint64_t start_ns, uint64_t end_ns);
 };
 
 /* Exported by libcudart.so.13 for libcupti.so.13 (the gw_sim_ prefix keeps them apart). */

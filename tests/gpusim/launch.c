@@ -405,9 +405,18 @@ static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s,
 			       dim3 block, size_t smem, dim3 cluster)
 {
 	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
-	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it. */
-	if (gw_sim_rt.cfg.module_load_ns && !atomic_exchange(&k->loaded, true))
-		gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.module_load_ns);
+	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it, and CUPTI
+	 * reports the time as an overhead record. */
+	if (gw_sim_rt.cfg.module_load_ns && !atomic_exchange(&k->loaded, true)) {
+		const struct gw_sim_hooks *h =
+			atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
+		uint64_t t0 = gw_sim_now_ns();
+
+		gw_sim_wait_until(t0 + gw_sim_rt.cfg.module_load_ns);
+		if (h && h->overhead)
+			h->overhead(CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING, t0,
+				    gw_sim_now_ns());
+	}
 	if (s->capture)
 		return capture_node(s->capture, k, grid, block, smem, cluster);
 	enqueue_kernel(s, k, grid, block, smem, cluster, 0, 0);

@@ -15,8 +15,8 @@ static void setup_dev(struct tb *t)
 	tb_string(t, 1, "sgemm_kernel");
 }
 
-/* Rule 1: K2's launch returned (4 us) long before K1 ended (15 us): the 1 us gap is the GPU's
- * own latency between queued operations. */
+/* Rule 1: K2's launch returned (5 us) long before K1 ended (15 us), at least --skew-us: the
+ * 1 us gap is the GPU's own latency between queued operations. */
 static void queued_is_launch_overhead(void **state)
 {
 	struct tb t;
@@ -26,7 +26,7 @@ static void queued_is_launch_overhead(void **state)
 	tb_init(&t);
 	setup_dev(&t);
 	tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 15000);
-	tb_launch(&t, 1, 4000, 8000, 0, 7, 1, FULL, 16000, 26000);
+	tb_launch(&t, 1, 4000, 5000, 0, 7, 1, FULL, 16000, 26000);
 	res = tb_finish(&t);
 	/* Window 5000..26000: 20 us of kernels, 1 us queued gap. */
 	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
@@ -40,10 +40,76 @@ static void queued_is_launch_overhead(void **state)
 }
 
 /*
- * Rule 1, long: K2 was queued at 8 us, but the GPU ran it 64 us after K1 ended (at 15 us):
+ * Rule 1, long: K2 was queued at 5 us, but the GPU ran it 64 us after K1 ended (at 15 us):
  * per-launch latency is microseconds, so the 64 us are blocked (queued work held by a wait),
  * and the blocked stream is named. At --queue-us 100 the same gap is launch overhead.
  */
+/*
+ * Rule 1 and the clocks: K2's launch returned 4 us before K1 ended, nearer than --skew-us
+ * (10 us): with GPU times that may be that far off, K2 may not have been queued yet, and the
+ * 3 us gap is judged by rule 3 (starved, short: launch overhead between launches). With
+ * --skew-us 0 the same gap is queued.
+ */
+static void near_launch_is_not_assumed_queued(void **state)
+{
+	struct gw_analysis_options opt;
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		gw_analysis_options_init(&opt);
+		if (pass)
+			opt.skew_ns = 0;
+		tb_init_opt(&t, &opt);
+		setup_dev(&t);
+		tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 15000);
+		tb_launch(&t, 1, 4000, 11000, 0, 7, 1, FULL, 18000, 28000);
+		res = tb_finish(&t);
+		assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 3000.0 * SMS, 1e-6);
+		assert_near(res->launch_queued_sm_ns, pass ? 3000.0 * SMS : 0, 1e-6);
+		assert_near(res->launch_between_sm_ns, pass ? 0 : 3000.0 * SMS, 1e-6);
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
+}
+
+/*
+ * Rule 0: K2's first launch (14..40 us) loaded it lazily for 23 us (15..38) while the GPU sat
+ * idle after K1 (15 us) until K2 ran (41 us): those 23 us are start-up, the 3 us left are
+ * launch overhead (starved, short). A context created before the window counts in the totals
+ * only.
+ */
+static void startup_before_the_rules(void **state)
+{
+	struct gw_record o = {.type = GW_REC_OVERHEAD};
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	o.overhead = (struct gw_rec_overhead){
+		.kind = GW_OVERHEAD_CONTEXT_CREATION, .tid = 1, .start_ns = 100, .end_ns = 2100};
+	tb_add(&t, &o);
+	o.overhead = (struct gw_rec_overhead){
+		.kind = GW_OVERHEAD_FUNCTION_LOADING, .tid = 1, .start_ns = 15000, .end_ns = 38000};
+	tb_add(&t, &o);
+	tb_launch(&t, 1, 2500, 4000, 0, 7, 1, FULL, 5000, 15000);
+	tb_launch(&t, 1, 14000, 40000, 0, 7, 1, FULL, 41000, 51000);
+	res = tb_finish(&t);
+	assert_near(tb_sm(res, GW_BUCKET_STARTUP), 23000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 3000.0 * SMS, 1e-6);
+	assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
+	assert_int_equal(res->startup.contexts, 1);
+	assert_int_equal(res->startup.context_ns, 2000);
+	assert_int_equal(res->startup.loadings, 1);
+	assert_int_equal(res->startup.loading_ns, 23000);
+	assert_int_equal(res->top_idle, GW_BUCKET_STARTUP);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
 static void queued_long_gap_is_blocked(void **state)
 {
 	struct gw_analysis_options opt;
@@ -58,7 +124,7 @@ static void queued_long_gap_is_blocked(void **state)
 		tb_init_opt(&t, &opt);
 		setup_dev(&t);
 		tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 15000);
-		tb_launch(&t, 1, 4000, 8000, 0, 7, 1, FULL, 79000, 89000);
+		tb_launch(&t, 1, 4000, 5000, 0, 7, 1, FULL, 79000, 89000);
 		res = tb_finish(&t);
 		/* window 5..89 us: 20 us of kernels, 64 us queued */
 		assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
@@ -485,6 +551,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(queued_is_launch_overhead),
 		cmocka_unit_test(queued_long_gap_is_blocked),
+		cmocka_unit_test(near_launch_is_not_assumed_queued),
+		cmocka_unit_test(startup_before_the_rules),
 		cmocka_unit_test(unlaunched_work_is_queued),
 		cmocka_unit_test(nccl_unfilled_is_communication),
 		cmocka_unit_test(sync_debt),
