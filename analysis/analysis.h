@@ -297,7 +297,9 @@ struct gw_counts {
 	uint64_t memset;
 	uint64_t allocations;
 	uint64_t frees;
-	uint64_t syncs_by_kind[4]; /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t syncs_by_kind[4];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t captured_launches; /* made while their stream recorded a graph: not run, and not
+				     * in launches (the graph's launch runs them) */
 };
 
 struct gw_memory {

@@ -244,12 +244,66 @@ static int add_op(struct gw_analyzer *a, unsigned trace, int kind, uint64_t devi
 	return 0;
 }
 
+/* A stream recording a graph, and the thread that started it. */
+struct capture_ent {
+	uint64_t stream, tid;
+};
+
+/* Whether a call of thread tid on stream s issues into a graph being recorded: s is recording,
+ * or s is unknown (0: nvcc 13's <<<>>> launch publishes no parameters) and tid started a
+ * recording. Returns its slot or -1. */
+static ssize_t capture_slot(const struct gw_trace_st *t, uint64_t s, uint64_t tid)
+{
+	const struct capture_ent *v = t->capturing.data;
+
+	for (size_t i = 0; i < t->capturing.len; i++)
+		if (s ? v[i].stream == s : v[i].tid == tid)
+			return (ssize_t)i;
+	return -1;
+}
+
+/* A stream starts or stops recording a graph (records come in call order per thread). */
+static int capture_mark(struct gw_trace_st *t, uint64_t s, uint64_t tid, bool begin)
+{
+	ssize_t i = capture_slot(t, s, tid);
+	struct capture_ent *v;
+
+	if (begin && i < 0) {
+		if (t->capturing.len >= 1024)
+			return 0; /* a bound for hostile input: captures are few at once */
+		if (!(v = gw_vec_push(&t->capturing, sizeof(*v))))
+			return -ENOMEM;
+		*v = (struct capture_ent){s, tid};
+	} else if (!begin && i >= 0) {
+		v = t->capturing.data;
+		v[i] = v[--t->capturing.len];
+	}
+	return 0;
+}
+
 static int add_api(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
 		   const struct gw_rec_api *r)
 {
 	struct gw_api *p;
 
+	/* Work issued to a stream that records a graph is a node of the graph: it runs when the
+	 * graph is launched, whose launch the kernels then join. */
+	if (t->capturing.len && r->sync_kind == GW_SYNC_NONE &&
+	    (r->category == GW_API_LAUNCH || r->category == GW_API_GRAPH_LAUNCH ||
+	     r->category == GW_API_MEMCPY || r->category == GW_API_MEMSET) &&
+	    capture_slot(t, r->stream, r->tid) >= 0) {
+		if (r->category == GW_API_LAUNCH || r->category == GW_API_GRAPH_LAUNCH)
+			t->info.counts.captured_launches++;
+		return 0;
+	}
 	switch (r->category) {
+	case GW_API_CAPTURE_BEGIN:
+	case GW_API_CAPTURE_END:
+		/* a failed call starts or stops nothing; stream 0 (the legacy stream, which cannot
+		 * record, or a trace that does not say) is never taken as recording */
+		if (r->status || !r->stream)
+			return 0;
+		return capture_mark(t, r->stream, r->tid, r->category == GW_API_CAPTURE_BEGIN);
 	case GW_API_LAUNCH:
 	case GW_API_GRAPH_LAUNCH:
 		t->info.counts.launches++;

@@ -144,6 +144,7 @@ void gw_analyzer_free(struct gw_analyzer *a)
 		gw_hmap_free(&t->stack_map);
 		gw_vec_free(&t->modules);
 		gw_vec_free(&t->contexts);
+		gw_vec_free(&t->capturing);
 		gw_vec_free(&t->startup);
 		free(t->info.path);
 		free(t->host);

@@ -151,6 +151,7 @@ struct gw_trace_st {
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
+	struct gw_vec capturing;   /* streams recording a graph now, in API order (collect.c) */
 	struct gw_vec startup;	   /* struct gw_span: CUDA's start-up work (OVERHEAD records);
 				    * sorted and merged by the join */
 	struct gw_startup startup_totals;

@@ -130,6 +130,7 @@ int gw_build_results(struct gw_analyzer *a)
 		res->counts.memset += ti->counts.memset;
 		res->counts.allocations += ti->counts.allocations;
 		res->counts.frees += ti->counts.frees;
+		res->counts.captured_launches += ti->counts.captured_launches;
 		for (int k = 0; k < 4; k++)
 			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
 		res->startup.context_ns += ts->startup_totals.context_ns;

@@ -47,10 +47,12 @@ static void counts(FILE *f, const struct gw_counts *c)
 		"{\"kernels\":%" PRIu64 ",\"tiny_kernels\":%" PRIu64 ",\"launches\":%" PRIu64
 		",\"host_syncs\":%" PRIu64 ",\"memcpy\":%" PRIu64 ",\"memset\":%" PRIu64
 		",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"syncs_explicit\":%" PRIu64
-		",\"syncs_copy\":%" PRIu64 ",\"syncs_implicit\":%" PRIu64 "}",
+		",\"syncs_copy\":%" PRIu64 ",\"syncs_implicit\":%" PRIu64
+		",\"captured_launches\":%" PRIu64 "}",
 		c->kernels, c->tiny_kernels, c->launches, c->host_syncs, c->memcpy, c->memset,
 		c->allocations, c->frees, c->syncs_by_kind[GW_SYNC_EXPLICIT],
-		c->syncs_by_kind[GW_SYNC_COPY], c->syncs_by_kind[GW_SYNC_IMPLICIT]);
+		c->syncs_by_kind[GW_SYNC_COPY], c->syncs_by_kind[GW_SYNC_IMPLICIT],
+		c->captured_launches);
 }
 
 /* The site's fields, inside an object already opened (leading comma included). */

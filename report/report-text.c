@@ -357,9 +357,13 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	fprintf(f,
 		"Counts: %" PRIu64 " kernels (%" PRIu64 " under %.0f us), %" PRIu64
 		" launches, %" PRIu64 " synchronizing calls, %" PRIu64 " copies, %" PRIu64
-		" memsets, %" PRIu64 " allocations, %" PRIu64 " frees\n",
+		" memsets, %" PRIu64 " allocations, %" PRIu64 " frees",
 		c->kernels, c->tiny_kernels, opt ? (double)opt->tiny_ns / 1000 : 10.0, c->launches,
 		c->host_syncs, c->memcpy, c->memset, c->allocations, c->frees);
+	if (c->captured_launches)
+		fprintf(f, "; %" PRIu64 " launches recorded into CUDA graphs (not run then)",
+			c->captured_launches);
+	fputc('\n', f);
 	fprintf(f, "Memory: peak %s", human(res->memory.peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", final %s", human(res->memory.final_bytes, hb, sizeof(hb)));
 	fprintf(f, ", growth %.1f MiB/s", res->memory.growth_bytes_per_s / (1024.0 * 1024.0));

@@ -405,6 +405,10 @@ enum gw_api_category {
 	GW_API_SYNC = 7,	/* device / stream / event synchronize */
 	GW_API_EVENT = 8,	/* event record, query */
 	GW_API_STREAM_WAIT = 9, /* stream wait event */
+	/* a stream starts or stops recording a graph: launches on it in between are graph
+	 * nodes, not launches */
+	GW_API_CAPTURE_BEGIN = 14,
+	GW_API_CAPTURE_END = 15,
 };
 
 enum gw_sync_kind {

@@ -73,7 +73,7 @@ class Checker:
 def graph_replay(c, text):
     nodes, replays, wave = 10, 200, 5.0
     k = nodes * replays
-    c.counts(kernels=k, tiny_kernels=k, launches=replays + nodes, host_syncs=2,
+    c.counts(kernels=k, tiny_kernels=k, launches=replays, captured_launches=nodes, host_syncs=2,
              syncs_explicit=1, syncs_implicit=1, memcpy=0, allocations=1, frees=1)
     # One-block kernels: fill 1/CAP, the rest of their time small_batch (10 names: no chain).
     c.near_us('compute', k * wave / CAP, 0.01, 'filled share of 2000 one-block kernels')

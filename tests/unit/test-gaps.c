@@ -546,6 +546,69 @@ static void graph_nodes_are_not_told_to_use_graphs(void **state)
 	assert_non_null(strstr(launch_rec(true), "already run from a graph"));
 }
 
+/*
+ * Stream capture: three launches on stream 5 between cudaStreamBeginCapture and
+ * cudaStreamEndCapture are graph nodes (no kernel ran then); one on stream 6 meanwhile is a
+ * launch; the graph's launch runs the three kernels, which join it. A capture that failed
+ * (its status nonzero) starts nothing. A launch whose stream the trace does not know is
+ * recorded when its thread is the one recording.
+ */
+static void captured_launches_are_graph_nodes(void **state)
+{
+	struct gw_record r, k;
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	r = tb_api_rec(&t, 1, 1000, 1100, 0, GW_API_CAPTURE_BEGIN, GW_SYNC_NONE);
+	r.api.stream = 5;
+	tb_add(&t, &r);
+	for (int i = 0; i < 3; i++) {
+		r = tb_api_rec(&t, 1, 1200 + 100 * i, 1250 + 100 * i, 0, GW_API_LAUNCH,
+			       GW_SYNC_NONE);
+		r.api.stream = 5;
+		tb_add(&t, &r);
+	}
+	r = tb_api_rec(&t, 1, 1600, 1700, 0, GW_API_CAPTURE_BEGIN, GW_SYNC_NONE);
+	r.api.stream = 9;
+	r.api.status = 1; /* refused */
+	tb_add(&t, &r);
+	r = tb_api_rec(&t, 1, 1700, 1800, 0, GW_API_LAUNCH, GW_SYNC_NONE);
+	r.api.stream = 6;
+	tb_add(&t, &r);
+	k = tb_kernel_rec(r.api.correlation, 0, 6, 1, FULL, 2000, 3000);
+	tb_add(&t, &k);
+	r = tb_api_rec(&t, 1, 1900, 1950, 0, GW_API_LAUNCH, GW_SYNC_NONE);
+	r.api.stream = 9; /* not capturing: its capture failed */
+	tb_add(&t, &r);
+	/* a stream unknown (0, as nvcc 13's <<<>>> launch leaves it): another thread's launch
+	 * is a launch; one of the recording thread is taken as recorded */
+	r = tb_api_rec(&t, 2, 1900, 1950, 0, GW_API_LAUNCH, GW_SYNC_NONE);
+	tb_add(&t, &r);
+	r = tb_api_rec(&t, 1, 1960, 1990, 0, GW_API_LAUNCH, GW_SYNC_NONE);
+	tb_add(&t, &r);
+	r = tb_api_rec(&t, 1, 2000, 2100, 0, GW_API_CAPTURE_END, GW_SYNC_NONE);
+	r.api.stream = 5;
+	tb_add(&t, &r);
+	r = tb_api_rec(&t, 1, 4000, 4100, 0, GW_API_GRAPH_LAUNCH, GW_SYNC_NONE);
+	r.api.stream = 5;
+	tb_add(&t, &r);
+	for (int i = 0; i < 3; i++) {
+		k = tb_kernel_rec(r.api.correlation, 0, 5, 1, FULL, 5000 + 2000 * (uint64_t)i,
+				  6000 + 2000 * (uint64_t)i);
+		tb_add(&t, &k);
+	}
+	res = tb_finish(&t);
+	assert_int_equal(res->counts.captured_launches, 4);
+	/* the stream 6 and 9 launches, thread 2's and the graph launch */
+	assert_int_equal(res->counts.launches, 4);
+	assert_int_equal(res->counts.kernels, 4);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,6 +629,7 @@ int main(void)
 		cmocka_unit_test(sync_copy_waits_for_its_own_copy),
 		cmocka_unit_test(pageable_copy_on_idle_device),
 		cmocka_unit_test(graph_nodes_are_not_told_to_use_graphs),
+		cmocka_unit_test(captured_launches_are_graph_nodes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,8 +14,9 @@
  * REPLAYS*NODES*5 + (REPLAYS*NODES - 1)*1 us (QUEUE_US gaps), every gap is launch_overhead,
  * and a kernel's fill is 1/(132*8) (256 threads: 8 blocks per SM): the rest is small_batch.
  *
- * Counts (exact): kernels = tiny_kernels = REPLAYS*NODES; launches = REPLAYS graph launches
- * + NODES launch calls made while capturing (they are API calls that ran nothing);
+ * Counts (exact): kernels = tiny_kernels = REPLAYS*NODES; launches = REPLAYS graph launches;
+ * captured_launches = NODES (launch calls made while the stream recorded the graph: they ran
+ * nothing then);
  * host_syncs = 1 + 1 (the final stream sync, cudaFree); allocations = frees = 1.
  */
 #include "../../workloads/common.h"
