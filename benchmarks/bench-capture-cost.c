@@ -73,6 +73,16 @@ static void launch(void)
 		      "cudaLaunchKernel", "_Z19step_counter_kernelPii");
 }
 
+/* A CUTLASS- or Triton-sized mangled name (real ones run to several KB): the interning
+ * cache confirms every hit by comparing the whole text. */
+static char long_name[4096];
+
+static void launch_long_name(void)
+{
+	callback_pair(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, &launch_params,
+		      "cudaLaunchKernel", long_name);
+}
+
 static void sync_call(void)
 {
 	callback_pair(CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020, &sync_params,
@@ -106,7 +116,7 @@ int main(int argc, char **argv)
 	struct gw_writer_options opt = {0};
 	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
 	unsigned n = argc > 1 && !strcmp(argv[1], "--quick") ? 20000 : 200000;
-	double launch_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
+	double launch_ns, long_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
 	const char *invalid;
 	struct gw_config cfg;
 
@@ -122,6 +132,9 @@ int main(int argc, char **argv)
 
 	ignored_ns = measure(ignored, n);
 	launch_ns = measure(launch, n);
+	memset(long_name, 'T', sizeof(long_name) - 1);
+	memcpy(long_name, "_ZN7cutlass6KernelI", 19);
+	long_ns = measure(launch_long_name, n);
 	sync_ns = measure(sync_call, n / 10);
 	nest(10, capture, n / 10, &stack10_ns);
 	nest(30, capture, n / 10, &stack30_ns);
@@ -129,6 +142,9 @@ int main(int argc, char **argv)
 
 	printf("callback pair, launch (kernel name interned, stack on 1 in %d): %.0f ns\n",
 	       GW_STACK_LAUNCH_EVERY, launch_ns);
+	printf("callback pair, launch of a kernel with a 4 KB name: %.0f ns (%.2fx the short "
+	       "one)\n",
+	       long_ns, long_ns / launch_ns);
 	printf("callback pair, stream synchronize (with its stack): %.0f ns\n", sync_ns);
 	printf("callback pair, unsubscribed id (floor): %.0f ns\n", ignored_ns);
 	printf("stack capture, about 10 frames deep (unw_backtrace + dedup): %.0f ns\n",
