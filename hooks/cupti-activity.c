@@ -581,6 +581,17 @@ static bool may_flush(void)
 	return atomic_load(&gw_cupti_cuda_seen) && atomic_load(&gw_cupti_usable);
 }
 
+void gw_cupti_flush_at_teardown(void)
+{
+	/* Every buffer whose records are complete leaves CUPTI while the context still exists;
+	 * the flusher's thread converts them. Not forced: a record of work still running would
+	 * come back untimed and never again, and the teardown waits for that work anyway. */
+	if (!may_flush())
+		return;
+	flush_cupti(false);
+	wake_flusher();
+}
+
 /*
  * The exit's flush: default flushes while CUPTI still holds a buffer of ours (one with a record
  * of work that has not finished) and for at most EXIT_DRAIN_NS, so that work finishing at exit

@@ -332,6 +332,18 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 	}
 }
 
+/* A call that destroys a context, with whatever records CUPTI still holds for it. */
+static bool is_teardown(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API)
+		return cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020 ||
+		       cbid == CUPTI_RUNTIME_TRACE_CBID_cudaThreadExit_v3020;
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset ||
+	       cbid == CUPTI_DRIVER_TRACE_CBID_cuDevicePrimaryCtxReset_v2 ||
+	       cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy ||
+	       cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxDestroy_v2;
+}
+
 /*
  * A context was created: the time since the enclosing recorded call began (the first call of
  * the process, mostly: cudaFree(0), cudaSetDevice) went to creating it, 0.1-1 s on a GPU. An
@@ -386,6 +398,8 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 		return;
 
 	if (cb->callbackSite == CUPTI_API_ENTER) {
+		if (!cs->depth && is_teardown(domain, cbid))
+			gw_cupti_flush_at_teardown();
 		if (!cs->depth++) {
 			cs->outer = cb->correlationId;
 			cs->start_ns = gw_now_ns();
@@ -398,6 +412,8 @@ void CUPTIAPI gw_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain,
 	/* An exit whose enter came before the subscription has nothing to pair with. */
 	if (!cs->depth || --cs->depth)
 		return;
+	if (is_teardown(domain, cbid))
+		gw_cupti_flush_at_teardown(); /* the device drained: what it ran is complete */
 	if (gw_capturing())
 		record(cs, domain, cbid, info, cb, cs->start_ns);
 }

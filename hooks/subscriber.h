@@ -103,6 +103,10 @@ void gw_cupti_unsubscribe(void);
  * into records on return, or on CUPTI's thread. Never call with a gpuwhy lock held. */
 void gw_cupti_flush(bool forced);
 
+/* Called as a call that destroys a context (cudaDeviceReset, cuCtxDestroy, ...) begins and as
+ * it returns: hands CUPTI's completed records back, when CUPTI may be called. */
+void gw_cupti_flush_at_teardown(void);
+
 /*
  * Starts the thread that converts the buffers CUPTI completes and flushes CUPTI every
  * GW_CUPTI_FLUSH_NS once the program made its first recorded CUDA call, so that GPU records

@@ -19,6 +19,7 @@
  *   count        cudaGetDeviceCount only: CUDA initialized, no hooked call.
  *   inflight     launches k_long and returns from main without waiting for it.
  *   poll N       launches k_long and polls cudaStreamQuery until it is done; prints the polls.
+ *   reset N      launches k_long N times, then cudaDeviceReset (the context ends with work queued).
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -183,6 +184,12 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "inflight")) {
 		CK(cudaLaunchKernel((const void *)k_long, one, warp, NULL, 0, 0));
 		printf("probe: k_long queued\n");
+	} else if (!strcmp(mode, "reset")) {
+		/* the program ends by destroying its context, with kernels still queued */
+		for (int i = 0; i < n; i++)
+			CK(cudaLaunchKernel((const void *)k_long, one, warp, NULL, 0, 0));
+		CK(cudaDeviceReset());
+		printf("probe: %d kernels, then cudaDeviceReset\n", n);
 	} else if (!strcmp(mode, "poll")) {
 		long polls = 0;
 
@@ -191,8 +198,8 @@ int main(int argc, char **argv)
 			polls++;
 		printf("probe: %ld polls\n", polls);
 	} else {
-		fprintf(stderr,
-			"usage: capture-probe paths N|visible|forkfirst|count|inflight|poll\n");
+		fprintf(stderr, "usage: capture-probe paths "
+				"N|visible|forkfirst|count|inflight|poll|reset N\n");
 		return 2;
 	}
 	return 0;

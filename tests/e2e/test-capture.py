@@ -679,6 +679,23 @@ def cmd_versions(ctx, opts):
 
 
 def cmd_exit_flush(ctx, opts):
+    # A program that ends with cudaDeviceReset: gpuwhy hands CUPTI's records back as the
+    # reset begins (as NVIDIA's injection sample does), and the reset waits for the device:
+    # every kernel is there with its times, and the reset is an implicit synchronization.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, secs = probe_run(ctx, ['reset', '12'], out, 'preload', {'GPUSIM_KERNEL_US': 'k_long=2000'})
+    files = traces(out)
+    if ctx.check(p.returncode == 0 and len(files) == 1,
+                 f'reset: exit {p.returncode}, {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        names, apis, kernels, notes = dump_index(recs)
+        ks = [k for k in kernels if names.get(k['name_id']) == 'k_long' and k['start_ns'] != '0']
+        resets = [a for a in apis.values()
+                  if names.get(a['name_id'], '').startswith('cudaDeviceReset')]
+        ctx.check(len(ks) == 12, f'reset: {len(ks)} of 12 kernels recorded with their times')
+        ctx.check(len(resets) == 1 and resets[0]['sync_kind'] == '3',
+                  f'reset: the reset is recorded as an implicit sync ({resets})')
+    shutil.rmtree(out)
     # A kernel running at exit: gpuwhy lets it finish for a while (1 s), then forces CUPTI's
     # buffers out; a longer one comes back without times, and the trace says so.
     for long_us, timed in ((200000, True), (30000000, False)):
