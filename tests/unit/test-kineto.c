@@ -83,12 +83,15 @@ static void read_path(const char *path, const char *format, struct read *out)
 		else if (r.type == GW_REC_NOTE)
 			b = &r.note.text;
 		if (b) {
-			e->text = strndup((const char *)b->data, b->len);
+			/* an empty text may have no bytes at all */
+			e->text = b->len ? strndup((const char *)b->data, b->len) : strdup("");
 			assert_non_null(e->text);
 		}
 		if (r.type == GW_REC_STACK) {
 			e->ips = calloc(r.stack.ips.depth + 1, sizeof(uint64_t));
-			memcpy(e->ips, r.stack.ips.ips, r.stack.ips.depth * sizeof(uint64_t));
+			if (r.stack.ips.depth)
+				memcpy(e->ips, r.stack.ips.ips,
+				       r.stack.ips.depth * sizeof(uint64_t));
 		}
 	}
 	out->err = k;
