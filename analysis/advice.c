@@ -324,6 +324,25 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 	}
 }
 
+/* "check X in the next run" names the command that makes the check: the text with
+ * "(gpuwhy diff THIS NEXT)" after each "in the next run". Takes text; NULL on -ENOMEM. */
+static char *name_diff(const struct gw_analysis *res, char *text)
+{
+	static const char phrase[] = "in the next run";
+	const char *path = res->n_traces ? res->traces[0].path : NULL;
+	char *hint, *out, *at;
+
+	if (!text || !path || !(at = strstr(text, phrase)))
+		return text;
+	hint = res->n_traces > 1 ? gw_strdupf(" (gpuwhy diff %s ... --vs NEXT...)", path)
+				 : gw_strdupf(" (gpuwhy diff %s NEXT)", path);
+	at += sizeof(phrase) - 1;
+	out = hint ? gw_strdupf("%.*s%s%s", (int)(at - text), text, hint, at) : NULL;
+	free(hint);
+	free(text);
+	return out;
+}
+
 static int cmp_desc(const void *x, const void *y, const double *bd)
 {
 	int p = *(const int *)x, q = *(const int *)y;
@@ -354,7 +373,7 @@ int gw_advise(struct gw_analyzer *a)
 		}
 	for (int i = 0; i < n; i++)
 		if ((r = add_rec(res, (enum gw_bucket)order[i], res->breakdown[order[i]],
-				 bucket_text(a, order[i]))) < 0)
+				 name_diff(res, bucket_text(a, order[i])))) < 0)
 			return r;
 	return 0;
 }

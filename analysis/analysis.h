@@ -60,12 +60,25 @@ struct gw_analysis_options {
 	bool keep_events;	/* fill gw_analysis.view: every call and operation (Perfetto) */
 	bool symbolize;		/* symbolize call sites with libdwfl (true) */
 	unsigned top_n;		/* rows kept per site list (10) */
+	/* Range names that make steps: a POSIX extended regular expression, matched without
+	 * regard to case; NULL: GW_STEPS_DEFAULT, "" no steps. */
+	const char *steps_pattern;
 	/* Called now and then while gw_analyze_files() reads trace i of n (NULL: never). */
 	void (*progress)(void *ctx, int i, int n, uint64_t bytes_read, uint64_t file_size);
 	void *progress_ctx;
 };
 
 void gw_analysis_options_init(struct gw_analysis_options *opt);
+
+/* The default step pattern: torch.profiler's ProfilerStep#N, and a whole name that is step,
+ * iteration or iter, with a train/training/global prefix and a number after it, or not
+ * ("step 17", "train_step", "Iteration#3"); never optimizer.step or step_fn. */
+#define GW_STEPS_DEFAULT                                                                           \
+	"^(profilerstep#[0-9]+|((train|training|global)[ _.-]?)?(step|iteration|iter)"             \
+	"([ _#:=.-]*[0-9]+)?)$"
+
+/* Checks a step pattern: 0, or -EINVAL with regcomp's reason in why. */
+int gw_steps_pattern_check(const char *pattern, char *why, size_t why_size);
 
 /* A device's limits, from its DEVICE record (gw_assumed_limits without one). */
 struct gw_device_limits {
@@ -380,6 +393,55 @@ struct gw_trace_info {
 	uint64_t peak_bytes;
 };
 
+/* A step: the outermost range of a host thread whose name matches the step pattern. Its GPU
+ * work is what its thread launched inside it (a thread with no steps of its own, such as
+ * PyTorch's autograd thread, launches into the step of its process that is open at the
+ * launch); its SM-time is that work's, and the idle time before each of its operations. */
+struct gw_step {
+	char *name;
+	unsigned trace;
+	uint64_t tid;
+	uint64_t start_ns, end_ns; /* the range on its thread */
+	uint64_t duration_ns;
+	double sm_ns[GW_BUCKET_COUNT];	   /* SM-time attributed to its work */
+	double breakdown[GW_BUCKET_COUNT]; /* fractions of its SM-time; all 0 without any */
+	double device_ns;		   /* its SM-time over the SMs of its trace's devices */
+	uint64_t ops;			   /* GPU operations launched in it */
+};
+
+/* A step more than a tenth slower than the median, and what grew. */
+struct gw_slow_step {
+	unsigned step;	       /* index into gw_steps.steps */
+	int64_t over_ns;       /* its duration minus the median duration */
+	enum gw_bucket bucket; /* the bucket whose device time grew the most over its median;
+				* GW_BUCKET_COUNT when none grew by over a fifth of over_ns (its
+				* host range outlasted its GPU work) */
+	double bucket_over_ns; /* by this much (device ns) */
+	char *what;	       /* what gave most of that bucket's time in the step: a call or a
+				* kernel (demangled), "memcpy", "memset"; NULL none */
+	struct gw_site site;   /* where it was called or launched */
+};
+
+struct gw_steps {
+	struct gw_step *steps; /* by trace, then start */
+	unsigned n;
+	char *pattern;	 /* the pattern the steps matched */
+	uint64_t ranges; /* host ranges in the inputs (push/pop, start/end) */
+	/* step durations: the median (the mean of the middle two of an even count), the 90th
+	 * percentile (nearest rank), the longest, the mean */
+	uint64_t median_ns, p90_ns, max_ns, mean_ns;
+	double median_bucket_ns[GW_BUCKET_COUNT]; /* each bucket's device ns: median over steps */
+	double mean_bucket_ns[GW_BUCKET_COUNT];	  /* and mean over steps */
+	double mean_breakdown[GW_BUCKET_COUNT];	  /* the steps' SM-time together, as fractions */
+	double sm_share;			  /* the steps' share of all SM-time */
+	struct gw_slow_step *slow;		  /* slowest first, at most 5 */
+	unsigned n_slow;
+	/* without steps: the most frequent range names, so a pattern can be chosen */
+	char **names;
+	uint64_t *name_counts;
+	unsigned n_names;
+};
+
 struct gw_recommendation {
 	enum gw_bucket bucket; /* the bucket it addresses; GW_BUCKET_COUNT: the quadrant */
 	double fraction;       /* that bucket's share */
@@ -446,6 +508,8 @@ struct gw_analysis {
 
 	struct gw_kernel_stat *kernels; /* by total_ns, largest first; at most 5 x top_n */
 	unsigned n_kernels;
+
+	struct gw_steps steps;
 };
 
 /*

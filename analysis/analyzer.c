@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The analysis driver: options, and the stages in order — collect (as records arrive), then
- * join, runs, attribute, memory, results, sites, advice. Each stage is one file (model.h). */
+ * join, runs, steps, attribute, memory, results, sites, advice. Each stage is one file
+ * (model.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,7 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 			goto fail;
 		}
 	}
-	if ((r = gw_find_runs(a)) < 0 || (r = gw_attribute(a)) < 0 ||
+	if ((r = gw_find_runs(a)) < 0 || (r = gw_find_steps(a)) < 0 || (r = gw_attribute(a)) < 0 ||
 	    (r = gw_account_memory(a)) < 0 || (r = gw_build_results(a)) < 0 ||
 	    (r = gw_build_sites(a)) < 0)
 		goto fail;
@@ -149,6 +150,19 @@ void gw_analysis_free(struct gw_analysis *res)
 	for (unsigned i = 0; i < res->n_recs; i++)
 		free(res->recs[i].text);
 	free(res->recs);
+	for (unsigned i = 0; i < res->steps.n; i++)
+		free(res->steps.steps[i].name);
+	free(res->steps.steps);
+	for (unsigned i = 0; i < res->steps.n_slow; i++) {
+		gw_site_clear(&res->steps.slow[i].site);
+		free(res->steps.slow[i].what);
+	}
+	free(res->steps.slow);
+	for (unsigned i = 0; i < res->steps.n_names; i++)
+		free(res->steps.names[i]);
+	free(res->steps.names);
+	free(res->steps.name_counts);
+	free(res->steps.pattern);
 	free(res->bins);
 	free(res->gaps);
 	gw_event_view_free(res->view);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* Stage 4, attribute: the SM-time accounting of doc/causes.md — states A/B/C, the gap rules,
- * sync debt — with the per-name kernel and tiny-kernel tallies and the drawing bins. */
+/* Stage 5, attribute: the SM-time accounting of doc/causes.md — states A/B/C, the gap rules,
+ * sync debt — with the per-name kernel and tiny-kernel tallies, the steps' shares and the
+ * drawing bins. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,116 @@ struct gw_sweep {
 	struct gw_name_cache tiny_cache, kstat_cache;
 	bool view;	   /* keep_events: record the fill's steps */
 	double fill_shown; /* the last fill step recorded (a device starts empty) */
+	/* Steps: idle time goes to the step open on the host then (in the trace of the operation
+	 * after the gap), the time operations run to the step of the one that started last. */
+	struct gw_step_st *steps; /* NULL: no steps */
+	const uint32_t *op_step;  /* the device's ops' steps (a->op_step from its first op) */
+	uint16_t gap_trace;
+	uint32_t run_step;
+	struct gw_contrib gap_who, run_who; /* what the pieces came from (watched steps) */
 };
+
+/* A watched step's contributor c gave v SM-ns of bucket b. The few largest are kept; a new
+ * one when all places are taken replaces the smallest and inherits its sum (an upper bound,
+ * as the space-saving count is). */
+static void contrib_add(struct gw_step_watch *sw, int b, const struct gw_contrib *c, double v)
+{
+	struct gw_contrib *t = sw->top[b];
+	int least = 0;
+
+	for (int i = 0; i < GW_STEP_CONTRIBUTORS; i++) {
+		if (!t[i].kind) {
+			t[i] = *c;
+			t[i].sm_ns = v;
+			return;
+		}
+		if (t[i].kind == c->kind && t[i].name_id == c->name_id && t[i].trace == c->trace &&
+		    (c->kind != GW_CONTRIB_SYNC || t[i].stack_id == c->stack_id)) {
+			t[i].sm_ns += v;
+			if (!t[i].stack_id)
+				t[i].stack_id = c->stack_id; /* launches have sampled stacks */
+			return;
+		}
+		if (t[i].sm_ns < t[least].sm_ns)
+			least = i;
+	}
+	v += t[least].sm_ns;
+	t[least] = *c;
+	t[least].sm_ns = v;
+}
+
+/* v SM-ns of bucket b for step s (index + 1; 0 none), from c. */
+static inline void step_add(struct gw_sweep *w, uint32_t s, int b, double v,
+			    const struct gw_contrib *c)
+{
+	struct gw_step_st *st;
+
+	if (!s || !w->steps)
+		return;
+	st = &w->steps[s - 1];
+	st->sm_ns[b] += v;
+	if (st->watch && c->kind)
+		contrib_add(&w->a->watch[st->watch - 1], b, c, v);
+}
+
+/* Idle [t0, t1) of bucket b: to the steps of the gap's trace open on the host then, each its
+ * part; time no step was open is outside every step. */
+static void step_idle(struct gw_sweep *w, uint64_t t0, uint64_t t1, int b)
+{
+	const struct gw_analyzer *a = w->a;
+	const uint32_t *idx = a->step_time;
+	size_t lo = a->step_trace[w->gap_trace], hi = a->step_trace[w->gap_trace + 1], e = hi;
+	uint64_t cur = t0;
+
+	/* from the last step to start at or before t0 */
+	while (lo < e) {
+		size_t mid = lo + (e - lo) / 2;
+
+		if (w->steps[idx[mid]].start_ns <= t0)
+			lo = mid + 1;
+		else
+			e = mid;
+	}
+	if (lo > a->step_trace[w->gap_trace])
+		lo--;
+	for (size_t k = lo; k < hi && w->steps[idx[k]].start_ns < t1; k++) {
+		const struct gw_step_st *s = &w->steps[idx[k]];
+		uint64_t a0 = s->start_ns > cur ? s->start_ns : cur;
+		uint64_t a1 = s->end_ns < t1 ? s->end_ns : t1;
+
+		if (a1 <= a0)
+			continue;
+		step_add(w, idx[k] + 1, b, (double)(a1 - a0) * w->sms, &w->gap_who);
+		cur = a1; /* steps of several threads that overlap: counted once */
+	}
+}
+
+/* What an operation is, as a contributor. */
+static struct gw_contrib op_who(const struct gw_analyzer *a, const struct gw_op *o)
+{
+	const struct gw_api *c =
+		o->api != UINT32_MAX ? &((struct gw_api *)a->apis.data)[o->api] : NULL;
+
+	return (struct gw_contrib){
+		.kind = o->kind == GW_OP_KERNEL	  ? GW_CONTRIB_KERNEL
+			: o->kind == GW_OP_MEMCPY ? GW_CONTRIB_COPY
+						  : GW_CONTRIB_SET,
+		.name_id = o->kind == GW_OP_KERNEL ? o->name_id : 0,
+		.stack_id = c ? c->stack_id : 0,
+		.trace = o->trace,
+	};
+}
+
+/* A synchronizing call's site, as a contributor. */
+static struct gw_contrib sync_who(const struct gw_analyzer *a, int64_t site)
+{
+	const struct gw_sync_acc *s = &((const struct gw_sync_acc *)a->syncs.data)[site];
+
+	return (struct gw_contrib){.kind = GW_CONTRIB_SYNC,
+				   .name_id = s->name_id,
+				   .stack_id = s->stack_id,
+				   .trace = s->trace};
+}
 
 static int cmp_sync_ev(const void *x, const void *y, void *ctx)
 {
@@ -153,6 +263,8 @@ static int gap_piece(struct gw_sweep *w, uint64_t t0, uint64_t t1, int bucket)
 	if (t1 <= t0)
 		return 0;
 	w->sm_ns[bucket] += (double)(t1 - t0) * w->sms;
+	if (w->steps)
+		step_idle(w, t0, t1, bucket);
 	bins_add(w, t0, t1, NULL, bucket, 0, false);
 	if (!w->a->opt.keep_gaps)
 		return 0;
@@ -274,6 +386,10 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 
 	w->last_gap_end = g1;
 	w->last_gap_len = g1 - g0;
+	if (w->steps) {
+		w->gap_trace = ops[ni].trace;
+		w->gap_who = op_who(a, &ops[ni]);
+	}
 	/* Rule 0: with N not yet queued, the time N's process spent starting CUDA up (creating
 	 * a context, loading kernels lazily) is start-up, one-time cost, not one of the causes;
 	 * the rules below share what remains, taken from the gap's end, where a lazy load sits
@@ -317,8 +433,17 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 		s->exposed_sm_ns += (double)hs * w->sms;
 		s->exposed_ns += hs;
 	}
-	if ((r = gap_piece(w, g0, g0 + hs, GW_BUCKET_HOST_SYNC)) < 0)
+	if (w->steps && hs && w->owner >= 0) {
+		struct gw_contrib n = w->gap_who;
+
+		w->gap_who = sync_who(a, w->owner);
+		r = gap_piece(w, g0, g0 + hs, GW_BUCKET_HOST_SYNC);
+		w->gap_who = n;
+		if (r < 0)
+			return r;
+	} else if ((r = gap_piece(w, g0, g0 + hs, GW_BUCKET_HOST_SYNC)) < 0) {
 		return r;
+	}
 	r0 = g0 + hs;
 	/* Rule 3: what remains, the GPU starved. */
 	if (g1 > r0 && g1 - r0 <= a->opt.starve_ns) {
@@ -328,10 +453,22 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 		incall = api ? in_launch_calls(w, ai, r0, g1) : 0;
 		w->res->launch_in_call_sm_ns += (double)incall * w->sms;
 		/* Host work right after a sync, or while its debt was still being paid. */
-		if ((w->owner_fresh || hs) && w->owner >= 0)
+		if ((w->owner_fresh || hs) && w->owner >= 0) {
 			((struct gw_sync_acc *)a->syncs.data)[w->owner].host_work_after_ns +=
 				g1 - incall - r0;
-		if ((r = gap_piece(w, r0, g1 - incall, GW_BUCKET_HOST_WORK)) < 0)
+			if (w->steps) {
+				struct gw_contrib n = w->gap_who;
+
+				w->gap_who = sync_who(a, w->owner);
+				r = gap_piece(w, r0, g1 - incall, GW_BUCKET_HOST_WORK);
+				w->gap_who = n;
+			} else {
+				r = gap_piece(w, r0, g1 - incall, GW_BUCKET_HOST_WORK);
+			}
+		} else {
+			r = gap_piece(w, r0, g1 - incall, GW_BUCKET_HOST_WORK);
+		}
+		if (r < 0)
 			return r;
 		r = gap_piece(w, g1 - incall, g1, GW_BUCKET_LAUNCH_OVERHEAD);
 	}
@@ -460,6 +597,12 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 				for (int c = 0; c < 4; c++)
 					w->sm_ns[cls[c]] += dk * cls_fill[cls[c]];
 				w->sm_ns[ub] += dts * (1 - f);
+				if (w->run_step) {
+					for (int c = 0; c < 4; c++)
+						step_add(w, w->run_step, cls[c],
+							 dk * cls_fill[cls[c]], &w->run_who);
+					step_add(w, w->run_step, ub, dts * (1 - f), &w->run_who);
+				}
 				if (w->res->n_bins) {
 					double rate[GW_BUCKET_COUNT] = {0};
 
@@ -477,6 +620,8 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 					return r;
 				if (ncp) {
 					w->sm_ns[GW_BUCKET_DATA_TRANSFER] += dt * sms;
+					step_add(w, w->run_step, GW_BUCKET_DATA_TRANSFER, dt * sms,
+						 &w->run_who);
 					bins_add(w, t, tn, NULL, GW_BUCKET_DATA_TRANSFER, 0, false);
 				} else if ((r = gap(w, ops, i, t, tn)) < 0) {
 					return r;
@@ -501,6 +646,11 @@ static int sweep_device(struct gw_sweep *w, struct gw_op *ops, size_t n, struct 
 		} else {
 			struct gw_op *o = &ops[i];
 
+			if (w->steps) {
+				w->run_step = w->op_step[i];
+				if (w->run_step && w->steps[w->run_step - 1].watch)
+					w->run_who = op_who(w->a, o);
+			}
 			if (o->kind == GW_OP_KERNEL) {
 				uint64_t gb = w->last_gap_end == o->start_ns ? w->last_gap_len : 0;
 
@@ -608,7 +758,8 @@ int gw_attribute(struct gw_analyzer *a)
 				     .res = a->res,
 				     .d = dv,
 				     .di = (unsigned)d,
-				     .view = a->opt.keep_events};
+				     .view = a->opt.keep_events,
+				     .steps = a->steps.len ? a->steps.data : NULL};
 		size_t n = dv->op_end - dv->op_begin;
 
 		size_t s0;
@@ -628,6 +779,8 @@ int gw_attribute(struct gw_analyzer *a)
 		}
 		w.sms = (double)dv->lim.sm_count;
 		dv->r.budget_sm_ns = (double)(dv->r.end_ns - dv->r.start_ns) * w.sms;
+		if (w.steps)
+			w.op_step = a->op_step + dv->op_begin;
 		if ((r = sweep_device(&w, ops + dv->op_begin, n, &h)) < 0)
 			goto out;
 	}

@@ -396,6 +396,87 @@ static int add_counter(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tr
 	return 0;
 }
 
+/* 64-bit FNV-1a of a range name (names are deduplicated by it, then compared). */
+static uint64_t name_hash(struct gw_bytes b)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (uint32_t i = 0; i < b.len; i++) {
+		h ^= b.data[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+/* The index of a range's name in range_names, added on first sight: by text for a name the
+ * record holds, by STRING id for a registered one (its text may come later). */
+static int range_name(struct gw_analyzer *a, unsigned trace, const struct gw_rec_range *r,
+		      uint32_t *ret)
+{
+	uint64_t k1 = (uint64_t)trace << 1 | (r->name_id != 0);
+	uint64_t k2 = r->name_id ? r->name_id : name_hash(r->name);
+
+	for (;; k2++) {
+		bool fresh;
+		uint64_t *v = gw_hmap_get(&a->range_name_map, k1, k2, &fresh);
+		struct gw_range_name *n;
+
+		if (!v)
+			return -ENOMEM;
+		if (!fresh) {
+			n = &((struct gw_range_name *)a->range_names.data)[*v - 1];
+			/* a different text of the same hash takes the next key */
+			if (r->name_id || (strlen(n->text) == r->name.len &&
+					   !memcmp(n->text, r->name.data, r->name.len))) {
+				n->count++;
+				*ret = (uint32_t)(*v - 1);
+				return 0;
+			}
+			continue;
+		}
+		if (a->range_names.len >= UINT32_MAX ||
+		    !(n = gw_vec_push(&a->range_names, sizeof(*n)))) {
+			gw_hmap_del(&a->range_name_map, k1, k2);
+			return -ENOMEM;
+		}
+		n->trace = (uint16_t)trace;
+		n->name_id = r->name_id;
+		n->count = 1;
+		if (!r->name_id && !(n->text = bytes_dup(r->name))) {
+			a->range_names.len--;
+			gw_hmap_del(&a->range_name_map, k1, k2);
+			return -ENOMEM;
+		}
+		*v = a->range_names.len;
+		*ret = (uint32_t)(a->range_names.len - 1);
+		return 0;
+	}
+}
+
+/* A host range, kept for the steps; marks and GPU ranges are only counted. */
+static int add_range(struct gw_analyzer *a, unsigned trace, const struct gw_rec_range *r)
+{
+	struct gw_range *g;
+	uint32_t name;
+	int e;
+
+	if (r->kind != GW_RANGE_PUSH_POP && r->kind != GW_RANGE_START_END) {
+		a->other_ranges++;
+		return 0;
+	}
+	if ((e = range_name(a, trace, r, &name)) < 0)
+		return e;
+	if (!(g = gw_vec_push(&a->ranges, sizeof(*g))))
+		return -ENOMEM;
+	g->start_ns = r->start_ns;
+	g->end_ns = r->end_ns < r->start_ns ? r->start_ns : r->end_ns;
+	g->tid = (uint32_t)r->tid; /* as an API call's: the same thread */
+	g->name = name;
+	g->trace = (uint16_t)trace;
+	g->kind = (uint8_t)r->kind;
+	return 0;
+}
+
 /* The event view's material (keep_events): every call, thread and timed GPU operation. */
 static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_record *rec)
 {
@@ -667,6 +748,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	case GW_REC_COUNTER:
 		r = add_counter(a, t, ti, &rec->counter);
+		break;
+	case GW_REC_RANGE:
+		r = add_range(a, ti, &rec->range);
 		break;
 	case GW_REC_DROPS:
 		t->drops_sum += rec->drops.count;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Stage 5, memory: live device bytes over time, peaks, growth, allocation sites and
+/* Stage 6, memory: live device bytes over time, peaks, growth, allocation sites and
  * never-freed allocations. */
 #include <errno.h>
 #include <math.h>

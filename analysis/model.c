@@ -179,6 +179,15 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);
 	gw_vec_free(&a->gaps);
+	for (size_t i = 0; i < a->range_names.len; i++)
+		free(((struct gw_range_name *)a->range_names.data)[i].text);
+	gw_vec_free(&a->range_names);
+	gw_hmap_free(&a->range_name_map);
+	gw_vec_free(&a->ranges);
+	gw_vec_free(&a->steps);
+	free(a->op_step);
+	free(a->step_time);
+	free(a->step_trace);
 	for (size_t i = 0; i < a->warnings.len; i++)
 		free(((char **)a->warnings.data)[i]);
 	gw_vec_free(&a->warnings);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The analysis's internal model: the compact tables collect (stage 1) fills and the later
- * stages read and annotate, in order: join, runs, attribute, memory, results, sites, advice.
+ * stages read and annotate, in order: join, runs, steps, attribute, memory, results, sites,
+ * advice.
  * A stage reads what the stages before it left in the model; none calls back into an
  * earlier stage's file. model.c holds the lookups every stage may use.
  */
@@ -104,6 +105,60 @@ struct gw_vthread {
 	uint64_t tid;
 	char *name;
 	uint16_t trace;
+};
+
+/* A host range of a trace (RANGE records of kind push/pop or start/end): 32 bytes. */
+struct gw_range {
+	uint64_t start_ns, end_ns;
+	uint32_t tid;
+	uint32_t name; /* index into range_names */
+	uint16_t trace;
+	uint8_t kind; /* enum gw_range_kind */
+};
+
+/* A range name of a trace: its text, or a STRING id resolved by the steps stage. */
+struct gw_range_name {
+	char *text;	  /* NULL until resolved (a registered name) */
+	uint64_t name_id; /* the registered name's STRING id; 0 for a name the records held */
+	uint64_t count;	  /* ranges of this name */
+	uint16_t trace;
+	bool step; /* the steps stage: the name matches the step pattern */
+};
+
+/* Up to this many contributors of each bucket are kept for each watched step. */
+#define GW_STEP_CONTRIBUTORS 4
+/* The slowest steps watched by the sweep, so the report can name what made them slow. */
+#define GW_STEP_WATCHED	     5
+
+/* What a piece of a watched step's SM-time came from: a synchronizing call (its site) or a GPU
+ * operation (a kernel's name, its launch's stack). */
+enum {
+	GW_CONTRIB_SYNC = 1,
+	GW_CONTRIB_KERNEL = 2,
+	GW_CONTRIB_COPY = 3,
+	GW_CONTRIB_SET = 4,
+};
+
+struct gw_contrib {
+	double sm_ns;
+	uint32_t name_id, stack_id; /* the call's name (syncs) or the kernel's; the stack */
+	uint16_t trace;
+	uint8_t kind; /* GW_CONTRIB_*; 0 empty */
+};
+
+/* A step: the outermost range matching the step pattern on its thread. Its SM-time is the time
+ * its operations ran (op_step) and the idle time while it was open on the host. */
+struct gw_step_st {
+	uint64_t start_ns, end_ns;
+	uint32_t tid, name; /* name: index into range_names */
+	uint16_t trace;
+	uint8_t watch; /* index into step_watch + 1; 0 not watched */
+	uint64_t ops;  /* GPU operations launched in it */
+	double sm_ns[GW_BUCKET_COUNT];
+};
+
+struct gw_step_watch {
+	struct gw_contrib top[GW_BUCKET_COUNT][GW_STEP_CONTRIBUTORS];
 };
 
 /* Steps past this many stop being kept: the view's fill falls back to the bins. */
@@ -282,6 +337,19 @@ struct gw_analyzer {
 	struct gw_vec gaps;	/* struct gw_gap */
 	struct gw_vec warnings; /* char *: gw_analyzer_warn's, first in the report's list */
 
+	/* ranges and steps (collect, steps, attribute) */
+	struct gw_vec ranges;	       /* struct gw_range: host ranges, in add order */
+	struct gw_vec range_names;     /* struct gw_range_name */
+	struct gw_hmap range_name_map; /* (trace << 1 | registered, hash or id) -> index + 1 */
+	uint64_t other_ranges;	       /* marks and GPU ranges: counted, not kept */
+	struct gw_vec steps;	       /* struct gw_step_st, by (trace, tid, start) */
+	uint32_t *op_step;	       /* per op (in the sorted table): its step + 1, 0 none */
+	uint32_t *step_time;	       /* step indices by (trace, start) */
+	size_t *step_trace;	       /* step_time's slice of trace t: [step_trace[t], [t + 1]) */
+	struct gw_step_watch watch[GW_STEP_WATCHED];
+	unsigned n_watch;
+	struct gw_contrib slow_who[GW_STEP_WATCHED]; /* results: each slow step's top contributor */
+
 	/* keep_events: the view's material (collect, attribute, memory), built by view.c */
 	struct gw_vec vcalls;	/* struct gw_vcall */
 	struct gw_vec vops;	/* struct gw_vop */
@@ -381,6 +449,11 @@ int gw_runs_step(struct gw_analyzer *a, struct gw_dev_st *d, const uint32_t *idx
 		 size_t m, struct gw_runs *st);
 /* runs.c: OVERLAP flags, and chains and fusion candidates of the devices join left for it. */
 int gw_find_runs(struct gw_analyzer *a);
+
+/* steps.c: the steps (outermost ranges matching the step pattern on their thread), each GPU
+ * operation's step (op_step) by its launch call, the steps of each trace in time order
+ * (step_time, step_trace) and the slowest steps watched. */
+int gw_find_steps(struct gw_analyzer *a);
 
 /* attribute.c: the sweep of each device: per-device buckets, sync sites' waits and exposure,
  * kernel and tiny-kernel tallies, bins and gaps. */

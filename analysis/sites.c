@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Stage 7, sites: call sites symbolized (offline, libdwfl) and the ranked site lists of the
+/* Stage 8, sites: call sites symbolized (offline, libdwfl) and the ranked site lists of the
  * report model. */
 #include <errno.h>
 #include <math.h>
@@ -335,6 +335,26 @@ int gw_build_sites(struct gw_analyzer *a)
 		o->saved_ns = s->saved_ns;
 		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
 			return r;
+	}
+
+	for (unsigned i = 0; i < res->steps.n_slow; i++) {
+		const struct gw_contrib *c = &a->slow_who[i];
+		struct gw_slow_step *o = &res->steps.slow[i];
+		unsigned trace = c->kind ? c->trace : res->steps.steps[o->step].trace;
+
+		if ((r = site_of(a, trace, c->kind ? c->stack_id : 0, &o->site)) < 0)
+			return r;
+		if (c->kind == GW_CONTRIB_SYNC) {
+			const char *api = gw_an_string(a, c->trace, c->name_id);
+
+			o->what = strdup(api ? api : "(unnamed call)");
+		} else if (c->kind == GW_CONTRIB_KERNEL) {
+			o->what = kernel_name(a, c->trace, c->name_id);
+		} else if (c->kind) {
+			o->what = strdup(c->kind == GW_CONTRIB_COPY ? "memcpy" : "memset");
+		}
+		if (c->kind && !o->what)
+			return -ENOMEM;
 	}
 
 	n = (unsigned)(a->blocked.len < top ? a->blocked.len : top);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Stage 9, view (keep_events only): the event view of the report model, names resolved. */
+/* Stage 10, view (keep_events only): the event view of the report model, names resolved. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* The cost of one CUPTI callback pair (enter + exit) as libgpuwhy.so handles it, and of one
- * stack capture, measured by calling gpuwhy's real code with a live writer. */
+/* The cost of one CUPTI callback pair (enter + exit) as libgpuwhy.so handles it, of one stack
+ * capture, and of one NVTX range (push + pop, start + end), measured by calling gpuwhy's real
+ * code with a live writer. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,8 +9,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
 #include "intern.h"
 #include "capture-state.h"
+#include "nvtx.h"
 #include "config.h"
 #include "stacks.h"
 #include "subscriber.h"
@@ -100,6 +105,66 @@ static void capture(void)
 	gw_stack_capture();
 }
 
+/* A stand-in NVTX instance: the function tables InitializeInjectionNvtx2 fills. */
+static NvtxFunctionPointer core[NVTX_CBID_CORE_SIZE];
+static NvtxFunctionPointer *core_slots[NVTX_CBID_CORE_SIZE];
+
+static int NVTX_API get_module(NvtxCallbackModule m, NvtxFunctionTable *out, unsigned *size)
+{
+	if (m != NVTX_CB_MODULE_CORE)
+		return 0;
+	for (unsigned i = 0; i < NVTX_CBID_CORE_SIZE; i++)
+		core_slots[i] = &core[i];
+	*out = core_slots;
+	*size = NVTX_CBID_CORE_SIZE;
+	return 1;
+}
+
+static const NvtxExportTableCallbacks nvtx_callbacks = {sizeof(nvtx_callbacks), get_module};
+
+static const void *NVTX_API nvtx_table(uint32_t id)
+{
+	return id == NVTX_ETID_CALLBACKS ? &nvtx_callbacks : NULL;
+}
+
+static const char long_range_name[] =
+	"aten::convolution_backward, op_id = 1234, sizes = [[64, 256, 56, "
+	"56], [256, 64, 1, 1]], input_dtypes = [float]";
+
+static void push_pop(void)
+{
+	((nvtxRangePushA_impl_fntype)core[NVTX_CBID_CORE_RangePushA])("step 17");
+	((nvtxRangePop_impl_fntype)core[NVTX_CBID_CORE_RangePop])();
+}
+
+static void push_pop_long(void)
+{
+	((nvtxRangePushA_impl_fntype)core[NVTX_CBID_CORE_RangePushA])(long_range_name);
+	((nvtxRangePop_impl_fntype)core[NVTX_CBID_CORE_RangePop])();
+}
+
+static void start_end(void)
+{
+	nvtxRangeId_t id = ((nvtxRangeStartA_impl_fntype)core[NVTX_CBID_CORE_RangeStartA])("load");
+
+	((nvtxRangeEnd_impl_fntype)core[NVTX_CBID_CORE_RangeEnd])(id);
+}
+
+static volatile uint64_t clock_sink;
+
+static void clock_read(void)
+{
+	clock_sink += gw_now_ns();
+}
+
+/* A launch with a range around it: what a framework that names every operator (emit_nvtx)
+ * pays per launch. */
+static void launch_in_range(void)
+{
+	push_pop();
+	launch();
+}
+
 static __attribute__((noinline)) void nest(int depth, void (*fn)(void), unsigned n, double *ret)
 {
 	if (depth > 0) {
@@ -117,6 +182,7 @@ int main(int argc, char **argv)
 	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
 	unsigned n = argc > 1 && !strcmp(argv[1], "--quick") ? 20000 : 200000;
 	double launch_ns, long_ns, sync_ns, ignored_ns, stack10_ns, stack30_ns;
+	double range_ns, range_long_ns, start_end_ns, launch_range_ns, clock_ns;
 	const char *invalid;
 	struct gw_config cfg;
 
@@ -138,6 +204,12 @@ int main(int argc, char **argv)
 	sync_ns = measure(sync_call, n / 10);
 	nest(10, capture, n / 10, &stack10_ns);
 	nest(30, capture, n / 10, &stack30_ns);
+	clock_ns = measure(clock_read, n);
+	gw_nvtx_attach(nvtx_table);
+	range_ns = measure(push_pop, n);
+	range_long_ns = measure(push_pop_long, n);
+	start_end_ns = measure(start_end, n);
+	launch_range_ns = measure(launch_in_range, n);
 	gw_writer_stop(true, 0);
 
 	printf("callback pair, launch (kernel name interned, stack on 1 in %d): %.0f ns\n",
@@ -150,5 +222,12 @@ int main(int argc, char **argv)
 	printf("stack capture, about 10 frames deep (unw_backtrace + dedup): %.0f ns\n",
 	       stack10_ns);
 	printf("stack capture, about 30 frames deep: %.0f ns\n", stack30_ns);
+	printf("clock read (CLOCK_MONOTONIC_RAW; a range takes two): %.0f ns\n", clock_ns);
+	printf("NVTX push/pop pair, a 7-byte name (one RANGE record): %.0f ns\n", range_ns);
+	printf("NVTX push/pop pair, a %zu-byte name (cut at 128): %.0f ns\n",
+	       sizeof(long_range_name) - 1, range_long_ns);
+	printf("NVTX start/end pair: %.0f ns\n", start_end_ns);
+	printf("launch callback pair inside a push/pop range: %.0f ns, %.2fx the launch alone\n",
+	       launch_range_ns, launch_range_ns / launch_ns);
 	return 0;
 }

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* libgpuwhy.so's entry points: the preload constructor and destructor, InitializeInjection, and
- * the CUPTI calls of another client in the process, which it interposes to say what they take. */
+/* libgpuwhy.so's entry points: the preload constructor and destructor, InitializeInjection, NVTX's
+ * InitializeInjectionNvtx2, and the CUPTI calls of another client in the process, which it
+ * interposes to say what they take. */
 #include <dlfcn.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "lifecycle.h"
+#include "nvtx.h"
 #include "subscriber.h"
 
 __attribute__((constructor)) static void preload_init(void)
@@ -25,6 +28,14 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
 {
 	gw_lifecycle_injection();
 	return 1;
+}
+
+/* NVTX's injection entry point (NVTX_INJECTION64_PATH, which the constructor and `gpuwhy run`
+ * set): called once by each NVTX instance of the process at its first NVTX call. */
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void *(*get)(uint32_t));
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(const void *(*get)(uint32_t))
+{
+	return gw_nvtx_attach(get);
 }
 
 /*

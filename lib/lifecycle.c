@@ -20,6 +20,7 @@
 
 #include <gpuwhy/trace-format.h>
 
+#include "nvtx.h"
 #include "subscriber.h"
 #include "capture-state.h"
 #include "clock.h"
@@ -48,6 +49,7 @@ static bool start_attempted;	   /* this process image tried (a fork child inheri
 static bool cupti_ready;	   /* subscribed and enabled: inherited by fork children */
 static bool callbacks_only;	   /* a fork child's trace: CUPTI's callbacks, no CUPTI calls */
 static const char *aside_reason;   /* why a start goes without CUPTI */
+static const char *nvtx_aside;	   /* another tool's NVTX injection: no ranges recorded */
 static __thread bool starting;	   /* this thread is inside a start (a nested one returns) */
 static bool writer_running;	   /* this process's trace is open */
 static _Atomic bool child_pending; /* fork child of a capturing parent, no trace yet */
@@ -167,6 +169,7 @@ static void at_exit(void)
 		note(GW_NOTE_WARNING, gave_up);
 		say("%s (trace %s)", gave_up, trace_path);
 	}
+	gw_nvtx_exit_notes();
 	if (cupti_ready || callbacks_only) {
 		char joins[256];
 
@@ -238,6 +241,7 @@ static void atfork_child(void)
 		atomic_store(&child_pending, cupti_ready);
 	}
 	gw_cupti_flusher_forget();
+	gw_nvtx_fork_child();
 	pthread_mutex_init(&start_lock, NULL);
 	gw_thread_id_fork_child();
 }
@@ -339,6 +343,8 @@ static void start_locked(enum start_mode mode)
 		say("%s: the trace %s will hold no GPU events", why, trace_path);
 		note(GW_NOTE_WARNING, why);
 	}
+	if (nvtx_aside)
+		note(GW_NOTE_INFO, nvtx_aside);
 	gw_modules_scan();
 	gw_cupti_set_activity(have_cupti);
 	atomic_store(&gw_capture_on, true);
@@ -435,6 +441,33 @@ static bool is_self(const char *path)
 }
 
 /*
+ * NVTX loads its injection library at a process's first NVTX call, from NVTX_INJECTION64_PATH:
+ * naming this library there makes the program's ranges (torch.cuda.nvtx, Megatron's, NeMo's)
+ * RANGE records, at no cost on the GPU. A variable set already belongs to another tool (Nsight
+ * Systems): it keeps it, and the trace says the ranges are not recorded.
+ */
+static void claim_nvtx(void)
+{
+	static char self[PATH_MAX], reason[PATH_MAX + 96];
+	const char *nvtx = secure_getenv("NVTX_INJECTION64_PATH");
+	Dl_info di;
+
+	if (nvtx && *nvtx) {
+		if (!is_self(nvtx)) {
+			snprintf(
+				reason, sizeof(reason),
+				"NVTX_INJECTION64_PATH=%s belongs to another tool: NVTX ranges are "
+				"not recorded",
+				nvtx);
+			nvtx_aside = reason;
+		}
+		return;
+	}
+	if (dladdr((void *)claim_nvtx, &di) && di.dli_fname && realpath(di.dli_fname, self))
+		setenv("NVTX_INJECTION64_PATH", self, 0);
+}
+
+/*
  * The preload constructor's work. It makes no CUDA call and no CUPTI call: CUPTI may initialize
  * the driver, and a program that sets CUDA_VISIBLE_DEVICES in main, or forks workers before
  * its first CUDA call, must find CUDA untouched. The driver's injection hook is the moment,
@@ -453,6 +486,7 @@ void gw_lifecycle_preload(void)
 	load_config();
 	if (config.disable)
 		return;
+	claim_nvtx();
 	if (injection && is_self(injection)) {
 		debug(1, "waiting for InitializeInjection");
 		return;

@@ -75,6 +75,68 @@ static void site(FILE *f, const struct gw_site *s)
 	fputc(']', f);
 }
 
+static void bucket_values(FILE *f, const double *v)
+{
+	breakdown(f, v);
+}
+
+/* "steps": every step; "step_summary": the statistics over them and the slowest. */
+static void steps(FILE *f, const struct gw_steps *ss)
+{
+	fputs(",\"steps\":[", f);
+	for (unsigned i = 0; i < ss->n; i++) {
+		const struct gw_step *p = &ss->steps[i];
+
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, p->name);
+		fprintf(f,
+			",\"trace_index\":%u,\"tid\":%" PRIu64 ",\"start_ns\":%" PRIu64
+			",\"end_ns\":%" PRIu64 ",\"duration_ns\":%" PRIu64 ",\"device_ns\":",
+			p->trace, p->tid, p->start_ns, p->end_ns, p->duration_ns);
+		jnum(f, p->device_ns);
+		fprintf(f, ",\"ops\":%" PRIu64 ",\"breakdown\":", p->ops);
+		breakdown(f, p->breakdown);
+		fputc('}', f);
+	}
+	fputs("],\"step_summary\":{\"count\":", f);
+	fprintf(f, "%u,\"pattern\":", ss->n);
+	jstr(f, ss->pattern);
+	fprintf(f,
+		",\"ranges\":%" PRIu64 ",\"median_ns\":%" PRIu64 ",\"p90_ns\":%" PRIu64
+		",\"max_ns\":%" PRIu64 ",\"mean_ns\":%" PRIu64 ",\"sm_share\":",
+		ss->ranges, ss->median_ns, ss->p90_ns, ss->max_ns, ss->mean_ns);
+	jnum(f, ss->sm_share);
+	fputs(",\"breakdown\":", f);
+	breakdown(f, ss->mean_breakdown);
+	fputs(",\"mean_bucket_ns\":", f);
+	bucket_values(f, ss->mean_bucket_ns);
+	fputs(",\"median_bucket_ns\":", f);
+	bucket_values(f, ss->median_bucket_ns);
+	fputs(",\"slowest\":[", f);
+	for (unsigned i = 0; i < ss->n_slow; i++) {
+		const struct gw_slow_step *w = &ss->slow[i];
+
+		fprintf(f, "%s{\"index\":%u,\"name\":", i ? "," : "", w->step);
+		jstr(f, ss->steps[w->step].name);
+		fprintf(f,
+			",\"duration_ns\":%" PRIu64 ",\"over_median_ns\":%" PRId64
+			",\"bucket\":\"%s\",\"bucket_over_median_ns\":",
+			ss->steps[w->step].duration_ns, w->over_ns, gw_buckets[w->bucket].key);
+		jnum(f, w->bucket_over_ns);
+		fputs(",\"what\":", f);
+		jstr(f, w->what);
+		site(f, &w->site);
+		fputc('}', f);
+	}
+	fputs("],\"range_names\":[", f);
+	for (unsigned i = 0; i < ss->n_names; i++) {
+		fprintf(f, "%s{\"name\":", i ? "," : "");
+		jstr(f, ss->names[i]);
+		fprintf(f, ",\"count\":%" PRIu64 "}", ss->name_counts[i]);
+	}
+	fputs("]}", f);
+}
+
 int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_options *opt, FILE *f)
 {
 	const struct gw_trace_info *t0 = res->n_traces ? &res->traces[0] : NULL;
@@ -282,7 +344,9 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jstr(f, r->text);
 		fputc('}', f);
 	}
-	fputs("],\"warnings\":[", f);
+	fputc(']', f);
+	steps(f, &res->steps);
+	fputs(",\"warnings\":[", f);
 	for (unsigned i = 0; i < res->n_warnings; i++) {
 		if (i)
 			fputc(',', f);

@@ -174,6 +174,80 @@ static const char *rec_for(const struct gw_analysis *res, int b)
 	return gw_buckets[b].remedy;
 }
 
+/* The step's device time in bucket b. */
+static double step_bucket_ns(const struct gw_step *s, int b)
+{
+	return s->device_ns * s->breakdown[b];
+}
+
+/* "step 17: 182.0 ms, +41.0 ms over the median: host_sync +38.2 ms, cudaStreamSynchronize at
+ * train (train.py:87)" */
+static void slow_step(FILE *f, const struct gw_steps *ss, const struct gw_slow_step *w,
+		      const struct style *st)
+{
+	const struct gw_step *p = &ss->steps[w->step];
+
+	fprintf(f, "  %s: %.2f ms, +%.2f ms over the median: ", p->name, ms((double)p->duration_ns),
+		ms((double)w->over_ns));
+	if (w->bucket >= GW_BUCKET_COUNT) {
+		fputs("no part of its GPU time grew (the host's range outlasted its GPU work)\n",
+		      f);
+		return;
+	}
+	fprintf(f, "%s %+.2f ms", gw_buckets[w->bucket].key, ms(w->bucket_over_ns));
+	if (w->what)
+		fprintf(f, ", %s%s", w->bucket == GW_BUCKET_HOST_WORK ? "after " : "", w->what);
+	if (w->what && w->site.stack_id)
+		fprintf(f, " at %s%s%s", st->cyan, w->site.text, st->reset);
+	fputc('\n', f);
+}
+
+/* The steps on the first screen: how many, how long, where their time goes, the slowest. */
+static void steps_summary(FILE *f, const struct gw_analysis *res, const struct style *st)
+{
+	const struct gw_steps *ss = &res->steps;
+	int order[GW_BUCKET_COUNT], shown = 0;
+	double dev = 0;
+
+	if (!ss->n)
+		return;
+	for (int b = 0; b < GW_BUCKET_COUNT; b++) {
+		order[b] = b;
+		dev += ss->mean_bucket_ns[b];
+	}
+	for (int i = 1; i < GW_BUCKET_COUNT; i++)
+		for (int j = i;
+		     j > 0 && ss->mean_bucket_ns[order[j]] > ss->mean_bucket_ns[order[j - 1]];
+		     j--) {
+			int x = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = x;
+		}
+	fprintf(f, "\n%sSteps%s: %u ranges (%s%s%s), %.0f%% of the SM-time\n", st->bold, st->reset,
+		ss->n, ss->steps[0].name, ss->n > 1 ? " ... " : "",
+		ss->n > 1 ? ss->steps[ss->n - 1].name : "", ss->sm_share * 100);
+	fprintf(f, "  time per step: median %.2f ms, p90 %.2f ms, max %.2f ms\n",
+		ms((double)ss->median_ns), ms((double)ss->p90_ns), ms((double)ss->max_ns));
+	fprintf(f, "  GPU time per step %.2f ms (mean):", ms(dev));
+	for (int i = 0; i < GW_BUCKET_COUNT && shown < 5; i++) {
+		int b = order[i];
+
+		if (dev <= 0 || ss->mean_bucket_ns[b] / dev < 0.005)
+			continue;
+		fprintf(f, "%s %s %.2f ms", shown++ ? "," : "", gw_buckets[b].key,
+			ms(ss->mean_bucket_ns[b]));
+	}
+	fputc('\n', f);
+	if (ss->n_slow) {
+		fprintf(f, "  slowest:\n");
+		for (unsigned i = 0; i < ss->n_slow && i < 3; i++) {
+			fputs("  ", f);
+			slow_step(f, ss, &ss->slow[i], st);
+		}
+	}
+}
+
 static void first_screen(FILE *f, const struct gw_analysis *res, const struct style *st)
 {
 	const struct gw_trace_info *t = res->n_traces ? &res->traces[0] : NULL;
@@ -279,6 +353,7 @@ static void first_screen(FILE *f, const struct gw_analysis *res, const struct st
 	}
 	if (!shown)
 		fputs("  none above 0.5% of SM-time\n", f);
+	steps_summary(f, res, st);
 	if (res->n_recs && res->recs[0].bucket == GW_BUCKET_COUNT) {
 		fprintf(f, "\n%sAdvice%s\n", st->bold, st->reset);
 		wrapped(f, res->recs[0].text, 2, 92);
@@ -319,6 +394,77 @@ static void site_frames(FILE *f, const struct gw_site *s)
 {
 	for (unsigned i = 1; i < s->n_frames && i < 4 && !libc_start_frame(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
+}
+
+#define STEP_ROWS 20
+#define STEP_COLS 5
+
+/* The step table (every step up to STEP_ROWS, else the slowest), or why there is none. */
+static void step_details(FILE *f, const struct gw_analysis *res, const struct style *st)
+{
+	const struct gw_steps *ss = &res->steps;
+	int cols[STEP_COLS], nc = 0;
+	bool all = ss->n <= STEP_ROWS;
+
+	if (!ss->n) {
+		if (ss->n_names) {
+			fprintf(f,
+				"Steps: none among %" PRIu64 " ranges (pattern %s); the most "
+				"frequent:",
+				ss->ranges, ss->pattern);
+			for (unsigned i = 0; i < ss->n_names; i++)
+				fprintf(f, "%s \"%s\" x%" PRIu64, i ? "," : "", ss->names[i],
+					ss->name_counts[i]);
+			fputs(" (--steps REGEX names the steps)\n", f);
+		} else {
+			fputs("Steps: no ranges in the trace; the figures are for the whole run "
+			      "(mark each step with an NVTX range, torch.cuda.nvtx.range_push or "
+			      "torch.profiler's schedule, to see it per step)\n",
+			      f);
+		}
+		return;
+	}
+	for (int b = 0; b < GW_BUCKET_COUNT && nc < STEP_COLS; b++) {
+		int best = -1;
+
+		for (int c = 0; c < GW_BUCKET_COUNT; c++) {
+			bool used = false;
+
+			for (int k = 0; k < nc; k++)
+				used |= cols[k] == c;
+			if (!used && ss->mean_breakdown[c] >= 0.01 &&
+			    (best < 0 || ss->mean_breakdown[c] > ss->mean_breakdown[best]))
+				best = c;
+		}
+		if (best < 0)
+			break;
+		cols[nc++] = best;
+	}
+	fprintf(f, "\n%sSteps%s (%s; GPU time of each step's work, ms)\n", st->bold, st->reset,
+		all ? "all" : "the slowest");
+	fprintf(f, "  %-24s %10s %9s", "step", "duration", "GPU");
+	for (int k = 0; k < nc; k++)
+		fprintf(f, " %16.16s", gw_buckets[cols[k]].key);
+	fprintf(f, " %9s\n", "other");
+	for (unsigned r = 0; r < (all ? ss->n : ss->n_slow); r++) {
+		const struct gw_step *p = &ss->steps[all ? r : ss->slow[r].step];
+		double other = p->device_ns;
+
+		fprintf(f, "  %-24.24s %10.2f %9.2f", p->name, ms((double)p->duration_ns),
+			ms(p->device_ns));
+		for (int k = 0; k < nc; k++) {
+			fprintf(f, " %16.2f", ms(step_bucket_ns(p, cols[k])));
+			other -= step_bucket_ns(p, cols[k]);
+		}
+		fprintf(f, " %9.2f\n", ms(other > 0 ? other : 0));
+	}
+	if (!all)
+		fprintf(f, "  (%u steps in all; --json lists every one)\n", ss->n);
+	if (ss->n_slow > 3) {
+		fprintf(f, "  slower than the median:\n");
+		for (unsigned i = 0; i < ss->n_slow; i++)
+			slow_step(f, ss, &ss->slow[i], st);
+	}
 }
 
 static void details(FILE *f, const struct gw_analysis *res, const struct gw_analysis_options *opt,
@@ -372,6 +518,7 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	fprintf(f, "; managed peak %s", human(res->memory.managed_peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", pinned host peak %s\n", human(res->memory.pinned_peak_bytes, hb, sizeof(hb)));
 
+	step_details(f, res, st);
 	if (res->n_sync_sites) {
 		fprintf(f, "\n%sSynchronizing calls%s (by exposed idle)\n", st->bold, st->reset);
 		for (unsigned i = 0; i < res->n_sync_sites; i++) {

@@ -31,6 +31,8 @@ static const char *const cat_names[] = {
 	[GW_C_SYNC] = "a cuda_sync",
 	[GW_C_PYTHON] = "a python_function",
 	[GW_C_CPU_OP] = "a cpu_op",
+	[GW_C_ANNOTATION] = "a user_annotation",
+	[GW_C_GPU_ANNOTATION] = "a gpu_user_annotation",
 };
 
 /* Kineto's names of CUPTI's kinds: "Memcpy HtoD (Pageable -> Device)", "Stream Sync". */
@@ -131,6 +133,9 @@ bool gw_kin_pop(struct gw_kin_out *o, struct gw_record *ret)
 		break;
 	case GW_REC_NOTE:
 		ret->note.text = (struct gw_bytes){p, q->n};
+		break;
+	case GW_REC_RANGE:
+		ret->range.name = (struct gw_bytes){p, q->n};
 		break;
 	case GW_REC_STACK:
 		ret->stack.ips = (struct gw_ips){(const uint64_t *)(const void *)p, q->n};
@@ -556,6 +561,46 @@ static int cuda_sync(struct gw_kin *k)
 	return 0;
 }
 
+/*
+ * A range: torch.profiler's step marker (ProfilerStep#N) or an annotation (record_function) of
+ * a host thread, or the same annotation on a stream's timeline (gpu_user_annotation). Nested on
+ * its thread as NVTX push/pop ranges are; its name cut at GW_RANGE_NAME_MAX bytes.
+ */
+static int range_event(struct gw_kin *k, bool gpu)
+{
+	struct gw_kin_ev *e = &k->ev;
+	struct gw_record *rec;
+	uint64_t start, end;
+	int64_t dev = 0, stream = 0;
+	uint32_t tidx, n = e->name.len, flags = 0;
+	int r;
+
+	if ((r = ev_span(k, &start, &end)) < 0)
+		return r;
+	if (!gpu)
+		r = host_thread(k, start, &tidx);
+	else if ((r = gpu_device(k, &dev)) >= 0)
+		r = gpu_stream(k, &stream);
+	if (r < 0 || (r = ensure_header(k)) < 0)
+		return r;
+	if (n > GW_RANGE_NAME_MAX) {
+		n = GW_RANGE_NAME_MAX;
+		while (n && (((const uint8_t *)e->name.data)[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 sequence */
+		flags = GW_RANGE_NAME_CUT;
+	}
+	if (!(rec = gw_kin_push_data(&k->out, GW_REC_RANGE, e->name.data, n)))
+		return -ENOMEM;
+	rec->range.tid = gpu ? 0 : (uint64_t)k->ev.num[GW_F_TID].v;
+	rec->range.start_ns = start;
+	rec->range.end_ns = end;
+	rec->range.kind = gpu ? GW_RANGE_GPU : GW_RANGE_PUSH_POP;
+	rec->range.device = (uint64_t)dev;
+	rec->range.stream = (uint64_t)stream;
+	rec->range.flags = flags;
+	return 0;
+}
+
 /* A Python function or an operator: a span of its thread, for the stacks of calls inside. */
 static int host_span(struct gw_kin *k)
 {
@@ -565,10 +610,11 @@ static int host_span(struct gw_kin *k)
 	uint32_t tidx, ref, flags = 0;
 	int r;
 
-	/* torch.profiler's step marker: an operator of the 2020 and 2021 formats, around all */
+	/* torch.profiler's step marker: an operator of the 2020 and 2021 formats, around all: a
+	 * range, never a frame of the stacks inside it */
 	if (e->cat == GW_C_CPU_OP && e->name.len > 13 &&
 	    memcmp(e->name.data, "ProfilerStep#", 13) == 0)
-		return 0;
+		return range_event(k, false);
 	if ((r = ev_span(k, &start, &end)) < 0 || (r = host_thread(k, start, &tidx)) < 0)
 		return r;
 	if (e->cat == GW_C_PYTHON) {
@@ -719,6 +765,9 @@ int gw_kin_event(struct gw_kin *k)
 		case GW_C_PYTHON:
 		case GW_C_CPU_OP:
 			return host_span(k);
+		case GW_C_ANNOTATION:
+		case GW_C_GPU_ANNOTATION:
+			return range_event(k, e->cat == GW_C_GPU_ANNOTATION);
 		}
 		return 0;
 	case 'i':

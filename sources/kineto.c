@@ -103,13 +103,21 @@ static const struct {
 	{                                                                                          \
 		text, sizeof(text) - 1, cat                                                        \
 	}
-	GW_KIN_CAT("kernel", GW_C_KERNEL),	    GW_KIN_CAT("gpu_memcpy", GW_C_MEMCPY),
-	GW_KIN_CAT("memcpy", GW_C_MEMCPY),	    GW_KIN_CAT("gpu_memset", GW_C_MEMSET),
-	GW_KIN_CAT("memset", GW_C_MEMSET),	    GW_KIN_CAT("cuda_runtime", GW_C_RUNTIME),
-	GW_KIN_CAT("runtime", GW_C_RUNTIME),	    GW_KIN_CAT("cuda_driver", GW_C_DRIVER),
-	GW_KIN_CAT("driver", GW_C_DRIVER),	    GW_KIN_CAT("cuda_sync", GW_C_SYNC),
-	GW_KIN_CAT("python_function", GW_C_PYTHON), GW_KIN_CAT("cpu_op", GW_C_CPU_OP),
+	GW_KIN_CAT("kernel", GW_C_KERNEL),
+	GW_KIN_CAT("gpu_memcpy", GW_C_MEMCPY),
+	GW_KIN_CAT("memcpy", GW_C_MEMCPY),
+	GW_KIN_CAT("gpu_memset", GW_C_MEMSET),
+	GW_KIN_CAT("memset", GW_C_MEMSET),
+	GW_KIN_CAT("cuda_runtime", GW_C_RUNTIME),
+	GW_KIN_CAT("runtime", GW_C_RUNTIME),
+	GW_KIN_CAT("cuda_driver", GW_C_DRIVER),
+	GW_KIN_CAT("driver", GW_C_DRIVER),
+	GW_KIN_CAT("cuda_sync", GW_C_SYNC),
+	GW_KIN_CAT("python_function", GW_C_PYTHON),
+	GW_KIN_CAT("cpu_op", GW_C_CPU_OP),
 	GW_KIN_CAT("operator", GW_C_CPU_OP),
+	GW_KIN_CAT("user_annotation", GW_C_ANNOTATION),
+	GW_KIN_CAT("gpu_user_annotation", GW_C_GPU_ANNOTATION),
 #undef GW_KIN_CAT
 };
 

@@ -217,6 +217,8 @@ enum gw_kin_cat {
 	GW_C_SYNC,
 	GW_C_PYTHON,
 	GW_C_CPU_OP,
+	GW_C_ANNOTATION,     /* user_annotation: record_function, ProfilerStep#N */
+	GW_C_GPU_ANNOTATION, /* gpu_user_annotation: the same on a stream's timeline */
 };
 
 /* What a field holds after parsing. */

@@ -41,6 +41,7 @@
 #define T_CONTEXTS "TARGET_INFO_CUDA_CONTEXT_INFO"
 #define T_NULLSTR  "TARGET_INFO_CUDA_NULL_STREAM"
 #define T_ENV	   "TARGET_INFO_SYSTEM_ENV"
+#define T_NVTX	   "NVTX_EVENTS"
 
 /* String ids: the export's StringIds id + 1 (its ids may start at 0, ours mean "none" there);
  * API names, which are stripped of their version suffix, from API_NAME_BASE on. */
@@ -194,7 +195,7 @@ struct nsys {
 	size_t text_cap;
 
 	/* operations, syncs, calls, memory */
-	struct cursor kern, copy, set, sync, rt, drv, mem, wddm;
+	struct cursor kern, copy, set, sync, rt, drv, mem, wddm, nvtx;
 	bool have_runtime, have_chains, have_memory;
 	struct map strings_seen; /* export string id -> 1 */
 	uint64_t last_kname;	 /* kernel name id emitted last (a loop repeats names) */
@@ -255,6 +256,7 @@ enum {
 	PH_API,
 	PH_MEMORY,
 	PH_COUNTER,
+	PH_RANGES,
 	PH_DEVICES,
 	PH_NOTES,
 	PH_END,
@@ -1428,6 +1430,90 @@ static int next_counter(struct nsys *n, struct gw_record *ret)
 	return local ? 1 : 0;
 }
 
+/* ---- NVTX ranges ---- */
+
+/* Nsight's event types of NVTX_EVENTS (ENUM_NSYS_EVENT_TYPE) that gpuwhy reads. */
+enum {
+	NSYS_NVTX_MARK = 34,
+	NSYS_NVTX_PUSH_POP = 59,
+	NSYS_NVTX_START_END = 60,
+	NSYS_NVTX_DOMAIN_CREATE = 75,
+};
+
+/* A domain's STRING id: past the export's string ids and the API names (32 bits). */
+#define DOMAIN_STRING_BASE (1ull << 32)
+
+static const struct col nvtx_cols[] = {
+	{"start", true},      {"end", false, OR_NULL},	  {"eventType", true},
+	{"text", false},      {"textId", false, OR_NULL}, {"domainId", false},
+	{"globalTid", false}, {"endGlobalTid", false},	  {"category", false},
+};
+
+/* A range, mark or domain of NVTX_EVENTS as a RANGE (or a domain's STRING) record. Ranges
+ * that never ended (no end) are left out, as a capture leaves out ranges still open. */
+static int next_range(struct nsys *n)
+{
+	sqlite3_stmt *st = n->nvtx.st;
+	uint64_t type, end, text_id, domain, gtid, end_gtid;
+	struct slot *s;
+	size_t len = 0;
+	int r;
+
+	if (!n->nvtx.row)
+		return 2;
+	type = col_u64(st, 2);
+	end = col_u64(st, 1);
+	text_id = col_u64(st, 4);
+	domain = col_u64(st, 5);
+	gtid = col_u64(st, 6);
+	end_gtid = col_u64(st, 7);
+	if (type == NSYS_NVTX_DOMAIN_CREATE && domain) {
+		if ((r = col_text(n, st, 3, &len)) < 0 || !(s = q_push(n, GW_REC_STRING)))
+			return r < 0 ? r : -ENOMEM;
+		s->rec.version = GW_REC_STRING_VERSION;
+		s->rec.string.id = DOMAIN_STRING_BASE + domain;
+		s->rec.string.kind = GW_STRING_DOMAIN;
+		if ((r = q_bytes(s, 0, n->text, len, &s->rec.string.text)) < 0)
+			return r;
+	} else if (type == NSYS_NVTX_PUSH_POP || type == NSYS_NVTX_START_END ||
+		   type == NSYS_NVTX_MARK) {
+		if (type != NSYS_NVTX_MARK && !end)
+			goto next; /* still open when the export was made */
+		if (text_id && (r = use_string(n, text_id - 1, GW_STRING_RANGE)) < 0)
+			return r;
+		if (!text_id && (r = col_text(n, st, 3, &len)) < 0)
+			return r;
+		if (!(s = q_push(n, GW_REC_RANGE)))
+			return -ENOMEM;
+		s->rec.version = GW_REC_RANGE_VERSION;
+		s->rec.range = (struct gw_rec_range){
+			.tid = gtid & 0xffffff, /* as the API records' threads */
+			.start_ns = n->nvtx.start,
+			.end_ns = type == NSYS_NVTX_MARK ? n->nvtx.start : end - 1,
+			.kind = type == NSYS_NVTX_PUSH_POP    ? GW_RANGE_PUSH_POP
+				: type == NSYS_NVTX_START_END ? GW_RANGE_START_END
+							      : GW_RANGE_MARK,
+			.name_id = text_id ? string_id(text_id - 1) : 0,
+			.domain_id = domain ? DOMAIN_STRING_BASE + domain : 0,
+			.category = col_u64(st, 8),
+			.end_tid = end_gtid && (end_gtid & 0xffffff) != (gtid & 0xffffff)
+					   ? end_gtid & 0xffffff
+					   : 0,
+		};
+		if (len > GW_RANGE_NAME_MAX) {
+			len = GW_RANGE_NAME_MAX;
+			while (len && ((uint8_t)n->text[len] & 0xc0) == 0x80)
+				len--;
+			s->rec.range.flags = GW_RANGE_NAME_CUT;
+		}
+		if (!text_id && (r = q_bytes(s, 0, n->text, len, &s->rec.range.name)) < 0)
+			return r;
+	}
+next:
+	r = cursor_step(n, &n->nvtx);
+	return r < 0 ? r : 0;
+}
+
 /* ---- devices and notes at the end ---- */
 
 static const struct col gpu_cols[] = {
@@ -1828,7 +1914,8 @@ static int nsys_open(struct gw_source *s)
 		    0 ||
 	    (r = cursor_open(n, &n->drv, T_DRIVER, api_cols, COUNT(api_cols), &exists)) < 0 ||
 	    (r = cursor_open(n, &n->mem, T_CUDAMEM, mem_cols, COUNT(mem_cols), NULL)) < 0 ||
-	    (r = cursor_open(n, &n->wddm, T_WDDMMEM, wddm_cols, COUNT(wddm_cols), NULL)) < 0)
+	    (r = cursor_open(n, &n->wddm, T_WDDMMEM, wddm_cols, COUNT(wddm_cols), NULL)) < 0 ||
+	    (r = cursor_open(n, &n->nvtx, T_NVTX, nvtx_cols, COUNT(nvtx_cols), NULL)) < 0)
 		return r;
 	n->have_runtime = n->have_runtime || exists;
 	if ((r = table_exists(n, T_CHAINS, &exists)) < 0)
@@ -1869,8 +1956,8 @@ static int nsys_open(struct gw_source *s)
 	    (r = load_enums(n)) < 0 || (r = read_header(n)) < 0)
 		return r;
 	/* every cursor on its first row */
-	struct cursor *all[] = {&n->kern, &n->copy, &n->set, &n->sync,
-				&n->rt,	  &n->drv,  &n->mem, &n->wddm};
+	struct cursor *all[] = {&n->kern, &n->copy, &n->set,  &n->sync, &n->rt,
+				&n->drv,  &n->mem,  &n->wddm, &n->nvtx};
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if ((r = cursor_step(n, all[i])) < 0)
@@ -1919,6 +2006,9 @@ static int produce(struct gw_source *s, struct gw_record *ret)
 		break;
 	case PH_COUNTER:
 		r = next_counter(n, ret);
+		break;
+	case PH_RANGES:
+		r = next_range(n);
 		break;
 	case PH_DEVICES:
 		if (!n->device_list) {
@@ -2002,13 +2092,14 @@ static void nsys_progress(const struct gw_source *s, uint64_t *ret_done, uint64_
 static void nsys_close(struct gw_source *s)
 {
 	struct nsys *n = s->state;
-	struct cursor *all[8];
+	struct cursor *all[9];
 
 	if (!n)
 		return;
 	all[0] = &n->kern, all[1] = &n->copy, all[2] = &n->set, all[3] = &n->sync;
 	all[4] = &n->rt, all[5] = &n->drv, all[6] = &n->mem, all[7] = &n->wddm;
-	for (int i = 0; i < 8; i++)
+	all[8] = &n->nvtx;
+	for (int i = 0; i < 9; i++)
 		sqlite3_finalize(all[i]->st);
 	sqlite3_finalize(n->str_stmt);
 	sqlite3_finalize(n->chain_stmt);

@@ -90,6 +90,10 @@ static int prepare_env(const struct gw_run_opts *o, const char *pattern)
 	/* For programs that clear LD_PRELOAD: the driver loads this library itself. */
 	if (setenv("CUDA_INJECTION64_PATH", lib, 0) < 0)
 		return -errno;
+	/* NVTX ranges (steps): NVTX loads its injection library from this at the first range;
+	 * a value set already is another tool's, which keeps it. */
+	if (setenv("NVTX_INJECTION64_PATH", lib, 0) < 0)
+		return -errno;
 	if (setenv("GPUWHY_OUTPUT", pattern, 1) < 0)
 		return -errno;
 	return 0;

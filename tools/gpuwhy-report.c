@@ -281,14 +281,7 @@ static int run_report(const struct gw_report_cmd *args)
 	int err, code;
 
 	gw_analysis_options_init(&opt);
-	if (args->opt.tiny_ns != UINT64_MAX)
-		opt.tiny_ns = args->opt.tiny_ns;
-	if (args->opt.starve_ns != UINT64_MAX)
-		opt.starve_ns = args->opt.starve_ns;
-	if (args->opt.queue_ns != UINT64_MAX)
-		opt.queue_ns = args->opt.queue_ns;
-	if (args->opt.skew_ns != UINT64_MAX)
-		opt.skew_ns = args->opt.skew_ns;
+	gw_report_analysis_options(&args->opt, &opt);
 	if (isatty(STDERR_FILENO)) {
 		opt.progress = progress;
 		opt.progress_ctx = args->traces;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The gpuwhy launcher: runs a program under capture, then reports why its GPU sat idle. One
- * file per command: cmd-run.c, cmd-demo.c; `gpuwhy report` is gpuwhy-report. */
+ * file per command: cmd-run.c, cmd-demo.c, cmd-import.c, cmd-diff.c; `gpuwhy report` is
+ * gpuwhy-report. */
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -24,6 +25,9 @@ void gw_usage(FILE *f)
 		"       gpuwhy demo [--sim]\n"
 		"       gpuwhy import [--format NAME] IN -o OUT   (any trace the report reads,\n"
 		"                                                 as a gpuwhy .trace.zst)\n"
+		"       gpuwhy diff [REPORT OPTIONS] BEFORE AFTER  (two runs compared, per step;\n"
+		"                                                 BEFORE... --vs AFTER... for\n"
+		"                                                 runs of several traces)\n"
 		"\n"
 		"run options:\n"
 		"  -o, --output FILE    trace file pattern (%%p pid, %%h host, %%r rank);\n"
@@ -69,8 +73,8 @@ int main(int argc, char **argv)
 
 	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
 	if (argc < 2) {
-		fprintf(stderr,
-			"gpuwhy: no command given: run, report, demo or import (gpuwhy --help)\n");
+		fprintf(stderr, "gpuwhy: no command given: run, report, demo, import or diff "
+				"(gpuwhy --help)\n");
 		return 2;
 	}
 	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
@@ -81,10 +85,12 @@ int main(int argc, char **argv)
 		return cmd_report(argv + 1);
 	if (strcmp(argv[1], "import") == 0)
 		return gw_cmd_import(argc - 1, argv + 1);
+	if (strcmp(argv[1], "diff") == 0)
+		return gw_cmd_diff(argc - 1, argv + 1);
 
 	if (strcmp(argv[1], "run") != 0 && strcmp(argv[1], "demo") != 0) {
 		gw_cli_error(stderr, "gpuwhy", "command", argv[1],
-			     "unknown; use run, report, demo or import (gpuwhy --help)");
+			     "unknown; use run, report, demo, import or diff (gpuwhy --help)");
 		return 2;
 	}
 	first = gw_run_parse_options(argc - 1, argv + 1, &o);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "cli-args.h"
 #include "source.h"
 
@@ -15,6 +16,7 @@ enum kind {
 	COUNT,
 	OUTPUT,
 	FORMAT,
+	PATTERN,
 };
 
 static const struct {
@@ -92,6 +94,17 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 	case GW_ROPT_PERFETTO:
 		args->perfetto = value;
 		return 0;
+	case GW_ROPT_STEPS: {
+		char why[256];
+
+		if (gw_steps_pattern_check(value, why, sizeof(why)) < 0) {
+			gw_cli_error(stderr, prog, flag, value, "is not a regular expression: %s",
+				     why);
+			return -1;
+		}
+		args->steps = value;
+		return 0;
+	}
 	case GW_ROPT_FORMAT:
 		if (!(args->format = gw_source_type_by_name(value))) {
 			gw_cli_error(stderr, prog, flag, value,
@@ -102,6 +115,20 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 	default:
 		return -1;
 	}
+}
+
+void gw_report_analysis_options(const struct gw_report_args *args, struct gw_analysis_options *opt)
+{
+	if (args->tiny_ns != UINT64_MAX)
+		opt->tiny_ns = args->tiny_ns;
+	if (args->starve_ns != UINT64_MAX)
+		opt->starve_ns = args->starve_ns;
+	if (args->queue_ns != UINT64_MAX)
+		opt->queue_ns = args->queue_ns;
+	if (args->skew_ns != UINT64_MAX)
+		opt->skew_ns = args->skew_ns;
+	if (args->steps)
+		opt->steps_pattern = args->steps;
 }
 
 void gw_report_options_help(FILE *f, bool for_run)

@@ -29,6 +29,9 @@
 	X(PERFETTO_MAX_EVENTS, "perfetto-max-events", "N", COUNT, 1,                               \
 	  "--perfetto shows the run up to where N calls and GPU operations started; 0 all "        \
 	  "(1000000)")                                                                             \
+	X(STEPS, "steps", "REGEX", PATTERN, 1,                                                     \
+	  "ranges whose whole name REGEX matches (POSIX extended, any case) are steps; '' none "   \
+	  "(default: ProfilerStep#N, step, iteration, train_step, each with or without a number)") \
 	X(FORMAT, "format", "NAME", FORMAT, 0,                                                     \
 	  "read every TRACE as NAME: gpuwhy, kineto (torch.profiler JSON), nsys (Nsight "          \
 	  "Systems SQLite export); without it, each file's format comes from its content")
@@ -56,6 +59,7 @@ struct gw_report_args {
 	uint64_t queue_ns;		     /* UINT64_MAX: the analysis's default */
 	uint64_t skew_ns;		     /* UINT64_MAX: the analysis's default */
 	const struct gw_source_type *format; /* NULL: from each file's content */
+	const char *steps;		     /* NULL: the analysis's default pattern */
 	/* the last option given that shapes the report ("--json", ...), not how traces are
 	 * read; NULL: none */
 	const char *shapes_report;
@@ -77,6 +81,11 @@ static inline bool gw_is_report_option(int c)
 /* Checks option c's value as gpuwhy-report does and records it in args; a bad value is one
  * line on stderr naming prog, the option and the value. Returns 0 or -1. */
 int gw_report_option(const char *prog, int c, const char *value, struct gw_report_args *args);
+
+struct gw_analysis_options;
+
+/* The analysis options the report options ask for (opt initialized by the caller). */
+void gw_report_analysis_options(const struct gw_report_args *args, struct gw_analysis_options *opt);
 
 /* The option's "--name", for forwarding. */
 const char *gw_report_option_flag(int c);

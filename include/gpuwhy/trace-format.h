@@ -86,6 +86,7 @@ struct gw_ips {
 	R(MEMORY, memory, 14, 1)                                                                   \
 	R(SYNC, sync, 15, 1)                                                                       \
 	R(COUNTER, counter, 16, 1)                                                                 \
+	R(RANGE, range, 17, 1)                                                                     \
 	R(OVERHEAD, overhead, 18, 1)                                                               \
 	R(CONTEXT, context, 19, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
@@ -276,6 +277,24 @@ struct gw_ips {
 	F(U64, counter) /* enum gw_counter */                                                      \
 	F(U64, value)
 
+/* A named span of time: an NVTX range of a host thread (push/pop or start/end), a mark (a
+ * range of no length), or an imported profile's step, annotation or GPU-timeline annotation.
+ * Written when the range ends, so a range still open when the trace closes is not in it. */
+#define GW_FIELDS_range(F)                                                                         \
+	F(U64, tid) /* the thread that opened it; 0 for a GPU range */                             \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, kind)	  /* enum gw_range_kind */                                                 \
+	F(U64, name_id)	  /* string (GW_STRING_RANGE): a registered name; 0: the name below */     \
+	F(BYTES, name)	  /* the name, when not a registered string (UTF-8, cut at 256 bytes) */   \
+	F(U64, domain_id) /* string (GW_STRING_DOMAIN): its NVTX domain; 0 the default one */      \
+	F(U64, depth)	  /* push/pop: ranges of its domain open on its thread around it */        \
+	F(U64, category)  /* NVTX category; 0 none */                                              \
+	F(U64, end_tid)	  /* start/end: the thread that ended it, if not the opener */             \
+	F(U64, device)	  /* GPU ranges: the device */                                             \
+	F(U64, stream)	  /* GPU ranges: the stream id of the GPU records */                       \
+	F(U64, flags)	  /* GW_RANGE_* */
+
 /* Start-up work the host did for CUDA: creating a context, loading a module or a function
  * lazily, compiling PTX. */
 #define GW_FIELDS_overhead(F)                                                                      \
@@ -363,7 +382,23 @@ enum gw_string_kind {
 	GW_STRING_KERNEL = 1, /* mangled kernel name */
 	GW_STRING_API = 2,    /* CUDA API function name */
 	GW_STRING_OTHER = 3,
+	GW_STRING_RANGE = 4,  /* a range's registered name (nvtxDomainRegisterString) */
+	GW_STRING_DOMAIN = 5, /* an NVTX domain's name */
 };
+
+enum gw_range_kind {
+	GW_RANGE_PUSH_POP = 1,	/* nested on its thread: nvtxRangePush/Pop, an annotation */
+	GW_RANGE_START_END = 2, /* nvtxRangeStart/End: may end on another thread, need not nest */
+	GW_RANGE_MARK = 3,	/* an instant (nvtxMark): start_ns == end_ns */
+	GW_RANGE_GPU = 4,	/* a span of a device's timeline (a profiler's GPU annotation) */
+};
+
+enum gw_range_flags {
+	GW_RANGE_NAME_CUT = 1u << 0, /* the name was longer than the record holds */
+};
+
+/* The longest range name a record holds, in bytes. */
+#define GW_RANGE_NAME_MAX 256
 
 enum gw_stack_kind {
 	GW_STACK_ADDRESSES = 0, /* return addresses, symbolized offline with MODULE records */

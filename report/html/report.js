@@ -3,24 +3,9 @@
 "use strict";
 (function () {
 	const SVGNS = "http://www.w3.org/2000/svg";
-	// One colour per bucket, keyed by the JSON breakdown keys (analysis/buckets.def). Chosen to stay
-	// distinguishable for common colour-vision deficiencies and to keep 3:1 contrast on white.
-	const COLORS = {
-		compute: "#2e7d32",
-		bandwidth_bound: "#e8710a",
-		low_intensity: "#b58900",
-		small_batch: "#7b3fa0",
-		dependency_chain: "#c2185b",
-		launch_overhead: "#1f63b5",
-		host_sync: "#c62828",
-		data_transfer: "#00838f",
-		host_work: "#6b7280",
-		communication: "#795548",
-		blocked: "#37474f",
-	};
-	// Bottom to top in the compute lane: work, then loss inside kernels, then idle causes.
-	const STACK_ORDER = ["compute", "bandwidth_bound", "low_intensity", "communication", "small_batch",
-		"dependency_chain", "data_transfer", "launch_overhead", "host_sync", "host_work", "blocked"];
+	// The buckets' colours and their stacking order: colors.js, shared with the diff page.
+	const COLORS = GW_COLORS;
+	const STACK_ORDER = GW_STACK_ORDER;
 	const MEM_COLOR = "#3b6fb6";
 	const FILL_COLOR = "#14181f";
 	const ACTIVE_COLOR = "#8a94a0";
@@ -241,6 +226,12 @@
 		{ id: "bandwidth", title: "Bandwidth", h: 58 },
 		{ id: "causes", title: "Idle cause", h: 20 },
 	];
+	// Steps (ranges named like steps), on the run's time axis: a lane of their own.
+	const STEPS = D.steps || [];
+	const SS = D.step_summary || {};
+	const windowStart = num((D.window || {}).start_ns);
+	const slowSet = new Set((SS.slowest || []).map((w) => w.index));
+	if (STEPS.length) lanes.push({ id: "steps", title: "Steps", h: 22 });
 	const laneGap = 14;
 	const livePeak = Math.max(...(T.live || [0]).map((v) => num(v)), 1);
 	// The memory lane is scaled to the device's capacity (the honest picture) or, on request, to
@@ -278,7 +269,7 @@
 		// Lane frames and titles.
 		for (const l of lanes) {
 			sv("text", { x: 8, y: l.y + 13, class: "lane-title", text: l.title }, svg);
-			if (l.id !== "causes") sv("rect", { x: L.left, y: l.y, width: G.plotW, height: l.h, class: "lane-frame" }, svg);
+			if (l.id !== "causes" && l.id !== "steps") sv("rect", { x: L.left, y: l.y, width: G.plotW, height: l.h, class: "lane-frame" }, svg);
 		}
 		const plot = sv("g", { "clip-path": "url(#plot-clip)" }, svg);
 
@@ -401,8 +392,35 @@
 		}
 		sv("text", { x: 8, y: bl.y + 28, class: "lane-label", text: "DRAM % of peak" }, svg);
 
+		// Steps: alternating shades, the slowest outlined, a name where it fits; a step's start
+		// is a thin line across the lanes above.
+		const stl = lanes.find((l) => l.id === "steps");
+		if (stl) {
+			const g = sv("g", { class: "steps" }, plot);
+			let lastLine = -Infinity;
+			for (let i = 0; i < STEPS.length; i++) {
+				const p = STEPS[i];
+				const s0 = num(p.start_ns) - windowStart, s1 = num(p.end_ns) - windowStart;
+				if (s1 < view.v0 || s0 > view.v1) continue;
+				const x0 = Math.max(X(s0), L.left - 1), x1 = Math.min(X(s1), L.left + G.plotW + 1);
+				const r = sv("rect", {
+					x: x0, y: stl.y, width: Math.max(x1 - x0, 0.6), height: stl.h,
+					fill: i % 2 ? "#9aa5b1" : "#c9d1d9",
+					stroke: slowSet.has(i) ? COLORS.host_sync : "none", "stroke-width": slowSet.has(i) ? 1.5 : 0,
+					"data-step": i,
+				}, g);
+				sv("title", { text: p.name + ": " + fmtTime(p.duration_ns) + ", GPU " + fmtTime(p.device_ns) }, r);
+				if (x1 - x0 > 7 * p.name.length) sv("text", { x: (x0 + x1) / 2, y: stl.y + 15, "text-anchor": "middle", class: "lane-note", text: p.name }, g);
+				if (x0 - lastLine >= 3) {
+					sv("line", { x1: x0, x2: x0, y1: lanes[0].y, y2: lanes[2].y + lanes[2].h, stroke: "#56606b", "stroke-opacity": 0.35, "stroke-width": 1 }, g);
+					lastLine = x0;
+				}
+			}
+		}
+
 		// Time axis.
-		const ay = cl.y + cl.h + 2;
+		const axisLane = stl || cl;
+		const ay = axisLane.y + axisLane.h + 2;
 		const ax = sv("g", { class: "axis" }, svg);
 		const ticks = niceTicks(view.v0, view.v1, Math.max(2, Math.floor(G.plotW / 110)));
 		for (const t of ticks) {
@@ -439,6 +457,7 @@
 		item(el("span", { class: "swatch", style: "background:linear-gradient(90deg," + COLORS.compute + " 0 50%," + COLORS.host_work + " 50%)" }), "SM-time by bucket (colours of the bar above)");
 		item(el("span", { class: "swatch line", style: "background:" + FILL_COLOR }), "SM fill (estimated)");
 		item(el("span", { class: "swatch line", style: "background:" + ACTIVE_COLOR }), "kernel active");
+		if (STEPS.length) item(el("span", { class: "swatch", style: "background:#9aa5b1;outline:1.5px solid " + COLORS.host_sync }), "steps (the slowest outlined)");
 		const seen = new Set();
 		for (let i = 0; i < nGaps; i++) seen.add(gapList[4 * i + 2]);
 		for (const b of buckets)
@@ -657,6 +676,73 @@
 		}
 	}
 
+	// ---------- steps ----------
+	// One bar a step: its GPU time stacked by bucket (the order of the timeline), its wall time
+	// (the range on its thread) as a tick; the slowest named below with what grew.
+	function renderSteps() {
+		const card = document.getElementById("steps-card");
+		const hint = document.getElementById("steps-hint");
+		if (!STEPS.length) {
+			const names = SS.range_names || [];
+			hint.textContent = names.length
+				? "No range matched the step pattern " + SS.pattern + "; the most frequent: " +
+				  names.map((x) => "\u201c" + x.name + "\u201d ×" + fmtCount(x.count)).join(", ") + " (--steps REGEX names them)."
+				: "No steps: the trace has no ranges. Mark each step with an NVTX range (torch.cuda.nvtx.range_push, or torch.profiler's schedule) to see the run step by step.";
+			return;
+		}
+		card.dataset.steps = String(STEPS.length);
+		hint.textContent = fmtCount(STEPS.length) + " steps (" + pct(SS.sm_share) + " of the SM-time): time per step median " + fmtTime(SS.median_ns) +
+			", p90 " + fmtTime(SS.p90_ns) + ", max " + fmtTime(SS.max_ns) + ". Bars: each step's GPU time by bucket; ticks: its wall time.";
+		const n = Math.min(STEPS.length, 2000);
+		const W = 1000, H = 220, left = 58, bottom = 22, top = 8;
+		const plotW = W - left - 8, plotH = H - top - bottom;
+		let vmax = 0;
+		for (let i = 0; i < n; i++) vmax = Math.max(vmax, num(STEPS[i].device_ns), num(STEPS[i].duration_ns));
+		vmax = vmax || 1;
+		const svg = sv("svg", { viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": "GPU time of each step by bucket", id: "steps-bars" });
+		const bw = plotW / n;
+		const Y = (v) => top + plotH - (v / vmax) * plotH;
+		for (let i = 0; i < n; i++) {
+			const p = STEPS[i];
+			const g = sv("g", { "data-step": i }, svg);
+			let base = 0;
+			for (const key of STACK_ORDER) {
+				const v = num(p.device_ns) * num((p.breakdown || {})[key]);
+				if (v <= 0) continue;
+				sv("rect", { x: left + i * bw, y: Y(base + v), width: Math.max(bw * 0.85, 0.5), height: Math.max(Y(base) - Y(base + v), 0), fill: colorOf(key), "data-bucket": key }, g);
+				base += v;
+			}
+			const yd = Y(num(p.duration_ns));
+			sv("line", { x1: left + i * bw, x2: left + i * bw + Math.max(bw * 0.85, 1), y1: yd, y2: yd, stroke: slowSet.has(i) ? COLORS.host_sync : "#14181f", "stroke-width": 2 }, g);
+			const shares = STACK_ORDER.filter((k) => num((p.breakdown || {})[k]) >= 0.01)
+				.map((k) => k + " " + pct(num(p.breakdown[k])))
+				.join(", ");
+			sv("title", { text: p.name + ": wall " + fmtTime(p.duration_ns) + ", GPU " + fmtTime(p.device_ns) + (shares ? " (" + shares + ")" : "") }, g);
+		}
+		for (const f of [0, 0.5, 1]) {
+			sv("line", { x1: left, x2: W - 8, y1: Y(f * vmax), y2: Y(f * vmax), class: "grid", "stroke-opacity": 0.5 }, svg);
+			sv("text", { x: left - 6, y: Y(f * vmax) + 4, "text-anchor": "end", class: "lane-label", text: fmtTime(f * vmax) }, svg);
+		}
+		sv("text", { x: left, y: H - 6, class: "lane-label", text: STEPS[0].name }, svg);
+		sv("text", { x: W - 8, y: H - 6, "text-anchor": "end", class: "lane-label", text: STEPS[n - 1].name + (n < STEPS.length ? " (first " + n + " of " + STEPS.length + ")" : "") }, svg);
+		document.getElementById("steps-chart").append(svg);
+		const lg = document.getElementById("steps-legend");
+		for (const key of STACK_ORDER)
+			if (num((SS.breakdown || {})[key]) >= 0.001)
+				lg.append(el("li", {}, el("span", { class: "swatch", style: "background:" + colorOf(key) }), el("span", { text: labelOf(key) }), el("strong", { class: "num", text: fmtTime(num((SS.mean_bucket_ns || {})[key])) + " a step" })));
+		const rows = (SS.slowest || []).map((w) => w);
+		document.getElementById("steps-slow").append(
+			table(rows, [
+				{ title: "Slow step", get: (w) => w.name },
+				{ title: "Wall time", num: true, get: (w) => fmtTime(w.duration_ns) },
+				{ title: "Over the median", num: true, get: (w) => "+" + fmtTime(w.over_median_ns) },
+				{ title: "What grew", get: (w) => (w.bucket ? w.bucket + " +" + fmtTime(w.bucket_over_median_ns) : "no part of its GPU time") },
+				{ title: "From", get: (w) => (w.what || "—") },
+				{ title: "Site", get: (w) => siteCell(w) },
+			], "No step is slower than the median (fewer than three steps, or all alike).")
+		);
+	}
+
 	function renderTables() {
 		document.getElementById("sync-sites").append(
 			table(
@@ -791,6 +877,7 @@
 	renderBreakdown();
 	renderTimelineLegend();
 	renderCauses();
+	renderSteps();
 	renderTables();
 	setupTimeline();
 	document.body.dataset.renderMs = (performance.now() - t0).toFixed(1);

@@ -18,8 +18,8 @@ this script passes, never from a previous run's output.
                                     LD_PRELOAD defers to InitializeInjection and sees it all
   floor                             benchmarks' libcupti-floor.so leaves the program alone
                                     and walks every activity record
-  symbols                           libgpuwhy.so exports exactly InitializeInjection and the
-                                    four CUPTI calls it interposes
+  symbols                           libgpuwhy.so exports exactly InitializeInjection(Nvtx2)
+                                    and the four CUPTI calls it interposes
   paths                             every launch path (runtime, <<<>>>, driver, cooperative,
                                     graph): each KERNEL record joins its launch's API record,
                                     whichever id CUPTI gives it (gpusim's correlation knobs)
@@ -513,9 +513,9 @@ def cmd_floor(ctx, opts):
     shutil.rmtree(out)
 
 
-# The injection entry point, and the CUPTI calls by which another client in the process takes
-# CUPTI's activity records from gpuwhy (interposed to say so in the trace).
-EXPORTS = ['InitializeInjection', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
+# The CUDA and NVTX injection entry points, and the CUPTI calls by which another client in the
+# process takes CUPTI's activity records from gpuwhy (interposed to say so in the trace).
+EXPORTS = ['InitializeInjection', 'InitializeInjectionNvtx2', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
            'cuptiActivityRegisterTimestampCallback', 'cuptiFinalize']
 
 

@@ -29,10 +29,13 @@ def report(a, *args):
 
 
 def without_paths(doc):
-    """The report less the input's own file name (in the trace rows and warnings)."""
+    """The report less the input's own file name (in the trace rows, warnings, and the
+    recommendations' `gpuwhy diff TRACE NEXT`)."""
     for t in doc["traces"]:
         path = t.pop("path")
         doc["warnings"] = [w.replace(path, "TRACE") for w in doc["warnings"]]
+        for r in doc["recommendations"]:
+            r["text"] = r["text"].replace(path, "TRACE")
     return doc
 
 

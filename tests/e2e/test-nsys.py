@@ -301,7 +301,10 @@ def check_import(tmp, name, path):
         r = dict(r)
         r.pop('trace', None)
         for t in r.get('traces', []):
-            t.pop('path', None)
+            p = t.pop('path', None)
+            # the recommendations name `gpuwhy diff TRACE NEXT`
+            r['recommendations'] = [dict(x, text=x['text'].replace(p, 'TRACE'))
+                                    for x in r.get('recommendations', [])]
         return r
 
     a, _ = report_json(path)

@@ -438,9 +438,27 @@ static void gen_one(struct gw_analyzer *a, struct gen *g, uint64_t *corr_next)
 		uint64_t stream = small_id(g, 4), blocks = dim(g), kernel_ns = dur(g) % 100000;
 		uint64_t name0 = u8(g) % 16;
 
-		for (unsigned i = 0; i < reps && g->records < MAX_RECORDS; i++)
+		/* names 8-15: each repetition is a step, an NVTX range around its launches */
+		bool steps = name0 & 8;
+
+		for (unsigned i = 0; i < reps && g->records < MAX_RECORDS; i++) {
+			uint64_t start = g->now;
+
 			for (unsigned k = 0; k < period; k++, g->records += 2)
 				launch(a, g, (*corr_next)++, name0 + k, stream, blocks, kernel_ns);
+			if (steps) {
+				memset(&r, 0, sizeof(r));
+				r.type = GW_REC_RANGE;
+				r.version = 1;
+				r.range =
+					(struct gw_rec_range){.start_ns = start,
+							      .end_ns = g->now,
+							      .kind = GW_RANGE_PUSH_POP,
+							      .name = {(const uint8_t *)"step", 4}};
+				add(a, &r);
+				g->records++;
+			}
+		}
 		return;
 	}
 	}
@@ -543,6 +561,31 @@ static void check_analysis(const struct gw_analysis *res)
 	for (unsigned i = 0; i < res->n_recs; i++)
 		if (!res->recs[i].text || !isfinite(res->recs[i].fraction))
 			VIOLATED();
+	/* Steps hold parts of the SM-time, never more than all of it, each its own shares. */
+	{
+		double steps_sm = 0;
+
+		for (unsigned i = 0; i < res->steps.n; i++) {
+			const struct gw_step *st = &res->steps.steps[i];
+			double sm = 0;
+
+			for (int b = 0; b < GW_BUCKET_COUNT; b++) {
+				if (!isfinite(st->sm_ns[b]) || st->sm_ns[b] < -1e-6)
+					VIOLATED();
+				sm += st->sm_ns[b];
+			}
+			check_fractions(st->breakdown, sm > 0);
+			if (st->end_ns < st->start_ns || !isfinite(st->device_ns))
+				VIOLATED();
+			steps_sm += sm;
+		}
+		if (steps_sm > res->budget_sm_ns * (1 + 1e-6) + 1e-6 || res->steps.n_slow > 5 ||
+		    !isfinite(res->steps.sm_share))
+			VIOLATED();
+		for (unsigned i = 0; i < res->steps.n_slow; i++)
+			if (res->steps.slow[i].step >= res->steps.n)
+				VIOLATED();
+	}
 	/* The drawing timeline redraws the same SM-time: its bins add up to the buckets. */
 	for (unsigned i = 0; i < res->n_bins; i++)
 		for (int b = 0; b < GW_BUCKET_COUNT; b++) {

@@ -85,6 +85,11 @@ def seeds():
                        + bytes([TRACE, 1, 0]) + device() + string(1, TRANSPOSE)
                        + kernel(0, 1, 1) + bytes([FOOTER, 0]) + us(9) + bytes([0, 0]))
     s['html'] = bytes([0x50]) + s['syncs'][1:] + s['chain'][1 + 10:]
+    # 12 steps (names 8-15 make each repetition an NVTX range "step"), a slow one between
+    s['steps'] = (bytes([0]) + device() + string(8, GEMM) + string(9, ELEMENTWISE)
+                  + repeat(2, 6, 8, blocks=0xbf, kernel_us=40)
+                  + api(200, 7, sync_kind=1, start_us=90, run_us=200)
+                  + repeat(2, 6, 8, blocks=0xbf, kernel_us=40))
     # a device of 2^64-1 SMs and huge limits, a kernel of 2^64-1 blocks, one reversed
     s['extremes'] = (bytes([0x2d]) + bytes([DEVICE, 0, 0xff, 0xc0, 0xff, 0xc0, 0, 0, 0, 0, 0, 0])
                      + bytes([KERNEL]) + us(1) + bytes([0, 0, 1]) + us(9)

@@ -43,8 +43,8 @@ char *__wrap_strdup(const char *s)
 }
 
 /* A small run that reaches every stage: kernels on two streams, tiny ones, a sync, a copy,
- * allocations, a blocked gap, warnings (no device record for device 1). Returns the analysis's
- * result code; *ret is the result on success. */
+ * allocations, a blocked gap, warnings (no device record for device 1), steps. Returns the
+ * analysis's result code; *ret is the result on success. */
 static int run(struct gw_analysis **ret)
 {
 	struct gw_analysis_options opt;
@@ -124,6 +124,32 @@ static int run(struct gw_analysis **ret)
 			ADD(r);
 		}
 	}
+	/* ten steps of four launches (names by text), a registered name and a range that is no
+	 * step: the steps stage, its watched steps and the slowest steps' sites */
+	for (int i = 0; i < 10; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "step %d", i);
+		r = (struct gw_record){.type = GW_REC_RANGE};
+		r.range = (struct gw_rec_range){
+			.tid = 1,
+			.start_ns = 1000000 + (uint64_t)i * 80000,
+			.end_ns = 1000000 + (uint64_t)(i + 1) * 80000,
+			.kind = GW_RANGE_PUSH_POP,
+			.name = {(const uint8_t *)name, (uint32_t)strlen(name)}};
+		ADD(r);
+	}
+	r = (struct gw_record){.type = GW_REC_RANGE};
+	r.range = (struct gw_rec_range){.tid = 1,
+					.start_ns = 900000,
+					.end_ns = 999000,
+					.kind = GW_RANGE_PUSH_POP,
+					.name_id = 9};
+	ADD(r);
+	r = (struct gw_record){.type = GW_REC_STRING};
+	r.string = (struct gw_rec_string){
+		.id = 9, .kind = GW_STRING_RANGE, .text = {(const uint8_t *)"setup", 5}};
+	ADD(r);
 	e = gw_analyzer_finish(a, ret);
 out:
 	gw_analyzer_free(a);
@@ -139,6 +165,7 @@ static void every_allocation_fails_in_turn(void **state)
 	fail_at = 0;
 	calls = 0;
 	assert_int_equal(run(&res), 0);
+	assert_int_equal(res->steps.n, 10); /* the run reaches the steps stage */
 	gw_analysis_free(res);
 	/* count the allocations of a whole run: fail_at past them never fires */
 	fail_at = ~0ul;
