@@ -7,8 +7,10 @@ measurements) under libgpuwhy.so; its JSON report must meet what the program's c
 derives by hand from its constants, gpusim's cost model and design.md's rules: exact counts and
 memory figures, device-time shares (gpusim makes kernel and copy durations exact, the window
 is measured), and bounds for host-time shares. The constants below are the programs'.
-A program is run up to three times and passes when one run meets every check: a loaded
-machine can stretch host time, a wrong rule fails all three (the failures are printed).
+Each program runs once and passes or fails: host time on a loaded machine only stretches
+what the checks bound, and where a derivation needs the host to stay ahead of the GPU the
+device is held until the host has queued its work (GPUSIM_HOLD_US), so a descheduled host
+thread cannot change the device timeline. scripts/load-test.py checks that on a busy machine.
 """
 import argparse
 import os
@@ -283,21 +285,15 @@ def main():
         for fn, env in PROGRAMS:
             if ARGS.only and ARGS.only != fn.__name__:
                 continue
-            errors = []
-            for attempt in range(3):
-                why, r, text = run(fn.__name__, (), env, tmp)
-                if why:
-                    errors = [why]
-                    continue
+            why, r, text = run(fn.__name__, (), env, tmp)
+            if why:
+                errors = [why]
+            else:
                 c = Checker(r)
                 c.sums_to_one()
                 fn(c, text)
                 errors = c.errors
-                if not errors:
-                    break
-                print(f'  {fn.__name__} run {attempt + 1}: ' + '; '.join(errors))
-            expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or
-                                                     f'as derived (runs: {attempt + 1})'))
+            expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or 'as derived'))
         if not ARGS.only or ARGS.only == 'edge_cases':
             edge_cases(tmp)
     print(f'{len(FAILS)} failed')
