@@ -22,12 +22,15 @@
 
 #include "model.h"
 
-#define MAX_NAMED     12   /* kernel names estimated on their own */
-#define NAMED_SHARE   0.02 /* ... when they have at least this share of the kernel time */
-#define MAX_GROUPS    (MAX_NAMED + GW_BUCKET_COUNT + 2)
-#define THRESHOLD     0.6  /* design.md: 60% of peak */
-#define WINDOW_SHARE  0.05 /* a group counts as in a window when it fills this much of it */
-#define N_COUNTER_KIN (GW_COUNTER_MEMORY_BUSY - GW_COUNTER_DRAM_BW_UTIL + 1)
+#define MAX_NAMED	12   /* kernel names estimated on their own */
+#define NAMED_SHARE	0.02 /* ... when they have at least this share of the kernel time */
+#define MAX_GROUPS	(MAX_NAMED + GW_BUCKET_COUNT + 2)
+#define THRESHOLD	0.6  /* design.md: 60% of peak */
+#define WINDOW_SHARE	0.05 /* a group counts as in a window when it fills this much of it */
+#define N_COUNTER_KIN	(GW_COUNTER_MEMORY_BUSY - GW_COUNTER_DRAM_BW_UTIL + 1)
+/* The fit holds a row of MAX_GROUPS doubles per window: past this many windows (a day and a
+ * half at 100 ms), neighbours are merged two by two, their values averaged by length. */
+#define MAX_FIT_WINDOWS (1u << 17)
 
 static const char *const counter_keys[N_COUNTER_KIN] = {
 	"dram_bw_util", "sm_util", "sm_occupancy", "tensor_util", "gpu_busy", "memory_busy",
@@ -206,12 +209,45 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 	double G[MAX_GROUPS * MAX_GROUPS] = {0}, Ginv[MAX_GROUPS * MAX_GROUPS], h[MAX_GROUPS] = {0};
 	double *x, sum_t = 0, ybar = 0, max_diag = 0;
 
+	struct gw_metric_ent *merged = NULL;
+
 	memset(f, 0, sizeof(*f));
 	if (!nm)
 		return 0;
+	if (nm > MAX_FIT_WINDOWS) {
+		size_t n = nm;
+
+		if (!(merged = malloc(nm * sizeof(*merged))))
+			return -ENOMEM;
+		memcpy(merged, m, nm * sizeof(*merged));
+		while (n > MAX_FIT_WINDOWS) {
+			size_t k = 0;
+
+			for (size_t i = 0; i < n; i += 2, k++) {
+				struct gw_metric_ent e = merged[i];
+
+				if (i + 1 < n) {
+					double l0 = (double)(e.end_ns - e.start_ns);
+					double l1 = (double)(merged[i + 1].end_ns -
+							     merged[i + 1].start_ns);
+
+					e.value =
+						(float)((l0 * e.value + l1 * merged[i + 1].value) /
+							(l0 + l1));
+					e.end_ns = merged[i + 1].end_ns;
+				}
+				merged[k] = e;
+			}
+			n = k;
+		}
+		m = merged;
+		nm = n;
+	}
 	x = calloc(nm * p + 1, sizeof(*x));
-	if (!x)
+	if (!x) {
+		free(merged);
 		return -ENOMEM;
+	}
 	for (size_t w = 0; w < nm; w++)
 		sum_t += (double)(m[w].end_ns - m[w].start_ns);
 	/* each operation's time in each window it overlaps (windows sorted, mostly disjoint) */
@@ -315,6 +351,7 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 			f->se[j] = sqrt(sigma2 * inv);
 	}
 	free(x);
+	free(merged);
 	return 0;
 }
 
