@@ -150,26 +150,24 @@ out:
 	return r;
 }
 
-/* Inverts the p x p matrix m (row-major) into inv by Gauss-Jordan with partial pivoting; a
- * pivot below eps leaves that direction undetermined (its row of inv infinite). */
-static void invert(const double *m, double *inv, unsigned p, double eps)
+/* Inverts m + ridge I (m: p x p, row-major, symmetric positive semi-definite) into inv by
+ * Gauss-Jordan with partial pivoting. The ridge keeps a singular m invertible: along a
+ * direction m does not determine, the inverse is of the order of 1 / ridge. */
+static void invert(const double *m, double *inv, unsigned p, double ridge)
 {
 	double w[MAX_GROUPS][2 * MAX_GROUPS];
-	bool dead[MAX_GROUPS] = {false};
 
 	for (unsigned i = 0; i < p; i++)
 		for (unsigned j = 0; j < 2 * p; j++)
-			w[i][j] = j < p ? m[i * p + j] : (j - p == i);
+			w[i][j] = j < p ? m[i * p + j] + (i == j ? ridge : 0) : (j - p == i);
 	for (unsigned c = 0; c < p; c++) {
 		unsigned best = c;
 
 		for (unsigned i = c + 1; i < p; i++)
 			if (fabs(w[i][c]) > fabs(w[best][c]))
 				best = i;
-		if (fabs(w[best][c]) <= eps) {
-			dead[c] = true;
-			continue;
-		}
+		if (!(fabs(w[best][c]) > 0))
+			continue; /* cannot happen with a ridge > 0 */
 		if (best != c)
 			for (unsigned j = 0; j < 2 * p; j++) {
 				double t = w[c][j];
@@ -192,7 +190,7 @@ static void invert(const double *m, double *inv, unsigned p, double eps)
 	}
 	for (unsigned i = 0; i < p; i++)
 		for (unsigned j = 0; j < p; j++)
-			inv[i * p + j] = dead[i] || dead[j] ? INFINITY : w[i][p + j];
+			inv[i * p + j] = w[i][p + j];
 }
 
 /*
@@ -339,12 +337,13 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 	}
 	f->n = (unsigned)nm;
 	invert(G, Ginv, p, 1e-9 * (max_diag > 0 ? max_diag : 1));
+	/* 1 / (G_jj (G^-1)_jj) is 1 minus the share of group j's column the other columns
+	 * explain: 1 for a group that ran apart from all others, near 0 (about 1e-9 here, the
+	 * ridge) for one that only ran beside others in one proportion */
 	for (unsigned j = 0; j < p; j++) {
 		double sigma2 = f->rss / (nm > p ? (double)(nm - p) : 1.0);
 		double gjj = G[j * p + j], inv = Ginv[j * p + j];
 
-		/* 1 / (G_jj (G^-1)_jj) is 1 for a group that ran apart from all others and
-		 * falls to 0 as the others' mix explains its column */
 		if (!(gjj > 0) || !isfinite(inv) || inv <= 0 || 1.0 / (gjj * inv) < 1e-3)
 			f->se[j] = -1;
 		else
