@@ -306,8 +306,10 @@ static void heap_drain(uint64_t now)
 /* How long the log keeps an operation after its end: older windows than this read as idle. */
 #define ACTIVITY_KEEP_NS 10000000000ull
 
+/* In enqueue order: queued_ns never decreases, and max_end_ns (the latest end of this entry
+ * and all before it) neither, so a window's entries are found by two binary searches. */
 struct activity_ent {
-	uint64_t start_ns, end_ns;
+	uint64_t queued_ns, start_ns, end_ns, max_end_ns;
 	struct gw_sim_usage usage;
 	bool kernel;
 };
@@ -317,7 +319,8 @@ static size_t n_activity, cap_activity;
 
 static void activity_add(const struct gw_sim_op *op)
 {
-	struct activity_ent e = {op->start_ns, op->end_ns, op->usage, op->kind == GW_SIM_OP_KERNEL};
+	struct activity_ent e = {op->queued_ns, op->start_ns, op->end_ns,
+				 op->end_ns,	op->usage,    op->kind == GW_SIM_OP_KERNEL};
 
 	/* A copy or memset moves its bytes at its rate for its whole duration (its fixed
 	 * latency included); host-to-host copies do not touch device memory. */
@@ -333,8 +336,15 @@ static void activity_add(const struct gw_sim_op *op)
 		size_t kept = 0;
 
 		for (size_t i = 0; i < n_activity; i++)
-			if (activity_log[i].end_ns >= horizon)
-				activity_log[kept++] = activity_log[i];
+			if (activity_log[i].end_ns >= horizon) {
+				activity_log[kept] = activity_log[i];
+				activity_log[kept].max_end_ns = activity_log[i].end_ns;
+				if (kept &&
+				    activity_log[kept - 1].max_end_ns > activity_log[kept].end_ns)
+					activity_log[kept].max_end_ns =
+						activity_log[kept - 1].max_end_ns;
+				kept++;
+			}
 		n_activity = kept;
 		if (n_activity == cap_activity || n_activity > cap_activity / 2) {
 			size_t cap = cap_activity ? cap_activity * 2 : 4096;
@@ -346,6 +356,8 @@ static void activity_add(const struct gw_sim_op *op)
 			cap_activity = cap;
 		}
 	}
+	if (n_activity && activity_log[n_activity - 1].max_end_ns > e.max_end_ns)
+		e.max_end_ns = activity_log[n_activity - 1].max_end_ns;
 	activity_log[n_activity++] = e;
 }
 
@@ -378,16 +390,34 @@ static uint64_t union_ns(uint64_t (*v)[2], size_t n)
 void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 {
 	uint64_t(*kspans)[2] = NULL, (*mspans)[2] = NULL;
-	size_t nk = 0, nm = 0;
+	size_t nk = 0, nm = 0, lo = 0, hi;
 	double len = (double)(t1 - t0);
 
 	memset(ret, 0, sizeof(*ret));
 	if (t1 <= t0)
 		return;
 	pthread_mutex_lock(&gw_sim_rt.lock);
-	kspans = malloc((n_activity + 1) * sizeof(*kspans));
-	mspans = malloc((n_activity + 1) * sizeof(*mspans));
-	for (size_t i = 0; kspans && mspans && i < n_activity; i++) {
+	/* entries before lo all ended by t0; from hi on, all were queued (so start) after t1 */
+	for (hi = n_activity; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (activity_log[mid].max_end_ns <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t b = n_activity, a = (hi = lo); a < b;) {
+		size_t mid = a + (b - a) / 2;
+
+		if (activity_log[mid].queued_ns < t1)
+			a = mid + 1;
+		else
+			b = mid;
+		hi = a;
+	}
+	kspans = malloc((hi - lo + 1) * sizeof(*kspans));
+	mspans = malloc((hi - lo + 1) * sizeof(*mspans));
+	for (size_t i = lo; kspans && mspans && i < hi; i++) {
 		const struct activity_ent *e = &activity_log[i];
 		uint64_t s = e->start_ns > t0 ? e->start_ns : t0;
 		uint64_t f = e->end_ns < t1 ? e->end_ns : t1;
