@@ -341,6 +341,61 @@ struct gw_utilization {
 	double memory_bandwidth; /* measured counters only; < 0: not measured (JSON null) */
 };
 
+/* One window of a measured counter: its mean from start_ns to end_ns, 0-1. */
+struct gw_counter_point {
+	uint64_t start_ns, end_ns;
+	double value;
+};
+
+/* A measured counter of one device (METRIC records: NVML GPM metrics or utilization
+ * samples), window by window in time order. */
+struct gw_counter_series {
+	unsigned device; /* index into gw_analysis.devices */
+	enum gw_counter counter;
+	const char *key; /* "dram_bw_util", "sm_util", "sm_occupancy", "tensor_util",
+			      * "gpu_busy", "memory_busy" */
+	struct gw_counter_point *points;
+	size_t n;
+	double mean; /* over the device's window, time-weighted */
+};
+
+/* What the windows say a group of operations uses while it runs: one kernel name, the rest
+ * of one name class's kernels, or copies (least squares over the windows' mix of groups). */
+struct gw_usage_estimate {
+	unsigned device;  /* index into gw_analysis.devices */
+	char *name;	  /* a kernel (demangled), "other <class> kernels", "device copies and
+			  * memsets", "host copies" */
+	bool kernels;	  /* false: copies and memsets */
+	uint64_t busy_ns; /* its operations' time on the device, summed */
+	unsigned windows; /* windows it took at least 5% of */
+	double dram;	  /* DRAM counter while it runs, 0-1 */
+	double dram_se;	  /* standard error; < 0 when the windows cannot tell it apart from the
+			    * groups it always runs with */
+	double sm, sm_se; /* SM_UTIL the same; sm < 0: no SM counter */
+	enum gw_bucket name_class;     /* its kernels' class by name (compute for copies) */
+	enum gw_bucket measured_class; /* by the counters; GW_BUCKET_COUNT: undecided */
+	const char *confidence;	       /* "high", "medium" or "low" */
+	bool applied;		       /* the counters decided its kernels' class */
+};
+
+/* Measured counters (the sampler's METRIC and SAMPLER records) and what they decided. */
+struct gw_counters {
+	bool measured;	    /* a device has windows */
+	uint8_t source;	    /* enum gw_sampler_source of the windows */
+	uint64_t period_ns; /* the sampler's period */
+	char *reason;	    /* without windows: why (a SAMPLER record's); NULL unknown */
+	struct gw_counter_series *series;
+	unsigned n_series;
+	/* per device: kernel names busiest first, the rest of each class, copies */
+	struct gw_usage_estimate *estimates;
+	unsigned n_estimates;
+	unsigned windows;	   /* windows the estimates were fitted on */
+	double dram_fit_rms;	   /* root mean square of the DRAM fit's residuals, 0-1 */
+	double dram_r2;		   /* share of the windows' DRAM variance the fit explains */
+	double reclassified_share; /* of kernel time: its class came from the counters and
+				    * differs from its name's */
+};
+
 /* Kernels by name (all classes): what ran, how full, and where it was launched. */
 struct gw_kernel_stat {
 	char *name; /* demangled */
@@ -510,6 +565,7 @@ struct gw_analysis {
 	unsigned n_kernels;
 
 	struct gw_steps steps;
+	struct gw_counters counters;
 };
 
 /*

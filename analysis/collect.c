@@ -373,6 +373,50 @@ static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tra
 
 /* A caching allocator's reserved or allocated bytes: a memory event the memory stage reads in
  * time order with the allocations. */
+/* A measured counter's window. Kinds this reader does not know, windows of no length or
+ * backwards, and devices beyond 32 bits are passed over (a corrupt or newer trace). */
+static int add_metric(struct gw_analyzer *a, unsigned trace, const struct gw_rec_metric *m)
+{
+	struct gw_metric_ent *e;
+
+	if (m->counter < GW_COUNTER_DRAM_BW_UTIL || m->counter > GW_COUNTER_MEMORY_BUSY ||
+	    m->end_ns <= m->start_ns || m->device > UINT32_MAX)
+		return 0;
+	if (!(e = gw_vec_push(&a->metrics, sizeof(*e))))
+		return -ENOMEM;
+	*e = (struct gw_metric_ent){
+		.start_ns = m->start_ns,
+		.end_ns = m->end_ns,
+		.value = m->value >= GW_METRIC_SCALE ? 1.0f
+						     : (float)((double)m->value / GW_METRIC_SCALE),
+		.device = (uint32_t)m->device,
+		.trace = (uint16_t)trace,
+		.counter = (uint8_t)(m->counter - GW_COUNTER_DRAM_BW_UTIL),
+	};
+	return 0;
+}
+
+static int add_sampler(struct gw_analyzer *a, unsigned trace, const struct gw_rec_sampler *s)
+{
+	struct gw_sampler_ent *e;
+
+	if (a->samplers.len >= 4096)
+		return 0; /* a device a record: more is a corrupt trace's */
+	if (!(e = gw_vec_push(&a->samplers, sizeof(*e))))
+		return -ENOMEM;
+	*e = (struct gw_sampler_ent){
+		.device = s->device,
+		.period_ns = s->period_ns,
+		.trace = (uint16_t)trace,
+		.source = s->source > GW_SAMPLER_SAMPLES ? GW_SAMPLER_NONE : (uint8_t)s->source,
+	};
+	if (s->reason.len && !(e->reason = bytes_dup(s->reason))) {
+		a->samplers.len--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int add_counter(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
 		       const struct gw_rec_counter *r)
 {
@@ -728,9 +772,15 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 			break;
 		r = add_op(a, ti, GW_OP_MEMCPY, c->device, c->stream, c->correlation, c->start_ns,
 			   c->end_ns);
-		/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by the host. */
-		if (r >= 0 && (c->src_kind == 1 || c->dst_kind == 1))
-			((struct gw_op *)a->ops.data)[a->ops.len - 1].flags |= GW_OPF_PAGEABLE;
+		if (r >= 0) {
+			struct gw_op *op = &((struct gw_op *)a->ops.data)[a->ops.len - 1];
+
+			/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by
+			 * the host. */
+			if (c->src_kind == 1 || c->dst_kind == 1)
+				op->flags |= GW_OPF_PAGEABLE;
+			op->cls = clamp8(c->copy_kind);
+		}
 		break;
 	}
 	case GW_REC_MEMSET: {
@@ -751,6 +801,12 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	case GW_REC_RANGE:
 		r = add_range(a, ti, &rec->range);
+		break;
+	case GW_REC_METRIC:
+		r = add_metric(a, ti, &rec->metric);
+		break;
+	case GW_REC_SAMPLER:
+		r = add_sampler(a, ti, &rec->sampler);
 		break;
 	case GW_REC_DROPS:
 		t->drops_sum += rec->drops.count;

@@ -49,7 +49,8 @@ struct gw_op {
 	struct gw_launch_shape shape; /* kernels */
 	uint16_t dev;		      /* index into the analyzer's device table */
 	uint16_t trace;		      /* a GPU several processes shared holds ops of each */
-	uint8_t kind, flags, cls;
+	uint8_t kind, flags;
+	uint8_t cls; /* kernels: enum gw_bucket (the join); copies: CUpti_ActivityMemcpyKind */
 };
 
 /* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
@@ -123,6 +124,25 @@ struct gw_range_name {
 	uint64_t count;	  /* ranges of this name */
 	uint16_t trace;
 	bool step; /* the steps stage: the name matches the step pattern */
+};
+
+/* A METRIC record: a measured counter's mean over a window (device: the trace's id until the
+ * counters stage). 32 bytes. */
+struct gw_metric_ent {
+	uint64_t start_ns, end_ns;
+	float value; /* 0-1 */
+	uint32_t device;
+	uint16_t trace;
+	uint8_t counter; /* enum gw_counter - 64 */
+};
+
+/* A SAMPLER record: how a trace's device was sampled, or why not. */
+struct gw_sampler_ent {
+	uint64_t device; /* the trace's id; UINT64_MAX: every device */
+	uint64_t period_ns;
+	char *reason;
+	uint16_t trace;
+	uint8_t source;
 };
 
 /* Up to this many contributors of each bucket are kept for each watched step. */
@@ -358,6 +378,10 @@ struct gw_analyzer {
 	struct gw_vec vmem;	/* struct gw_view_step */
 	bool vfill_capped;
 
+	/* measured counters (collect, counters) */
+	struct gw_vec metrics;	/* struct gw_metric_ent */
+	struct gw_vec samplers; /* struct gw_sampler_ent */
+
 	struct gw_analysis *res; /* being built by finish */
 	uint64_t kernel_ns, unclassified_ns;
 	bool finished;
@@ -440,6 +464,11 @@ static inline uint32_t gw_heap_pop(struct gw_heap *h, const struct gw_op *ops)
  * as syncs, sets each device's op slice and window. With every device's kernels in add order
  * on one stream, runs (below) are found in the same walk (dev.runs_done). */
 int gw_join(struct gw_analyzer *a);
+
+/* counters.c: the measured counters' series per device, each kernel name's (and copy kind's)
+ * DRAM and SM use estimated from the windows, and the class the counters give the kernels whose
+ * estimate is clear enough (op.cls changed; causes.md, Measured counters). */
+int gw_measure_counters(struct gw_analyzer *a);
 
 /* runs.c: position i of idx, device-relative kernel indices of device d in (stream, start)
  * order, or the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment

@@ -91,6 +91,8 @@ struct gw_ips {
 	R(CONTEXT, context, 19, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
 	R(NOTE, note, 21, 1)                                                                       \
+	R(SAMPLER, sampler, 25, 1)                                                                 \
+	R(METRIC, metric, 26, 1)                                                                   \
 	R(FOOTER, footer, 30, 1)
 
 /* The process and the capture. */
@@ -323,6 +325,27 @@ struct gw_ips {
 	F(U64, level) /* enum gw_note_level */                                                     \
 	F(BYTES, text)
 
+/* The sampler of a device's measured counters (NVML), once per device when it starts, or once
+ * with source NONE and the reason when there is none: the report says why bandwidth was not
+ * measured. */
+#define GW_FIELDS_sampler(F)                                                                       \
+	F(TIME, time_ns)                                                                           \
+	F(U64, device)	  /* CUDA device ordinal; UINT64_MAX: all (no sampler at all) */           \
+	F(U64, source)	  /* enum gw_sampler_source */                                             \
+	F(U64, period_ns) /* how often it samples */                                               \
+	F(U64, status)	  /* NONE: the NVML return code that refused, 0 none */                    \
+	F(BYTES, reason)  /* NONE: why, for humans */                                              \
+	F(BYTES, uuid)	  /* the device's NVML uuid text ("GPU-...") */
+
+/* A device counter measured over a window of time (NVML GPM metrics, utilization samples):
+ * its mean from start_ns to end_ns, in millionths of the counter's full scale. */
+#define GW_FIELDS_metric(F)                                                                        \
+	F(U64, device)	/* CUDA device ordinal */                                                  \
+	F(U64, counter) /* enum gw_counter, 64 and up */                                           \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, value) /* 0 to 1000000 = 0 to 100% */
+
 /* Written only on a clean close: its absence means the process died mid-run. */
 #define GW_FIELDS_footer(F)                                                                        \
 	F(TIME, end_ns)                                                                            \
@@ -422,6 +445,23 @@ enum gw_counter {
 	 * of those, the bytes of live tensors */
 	GW_COUNTER_ALLOCATOR_RESERVED = 1,
 	GW_COUNTER_ALLOCATOR_ALLOCATED = 2,
+	/* measured device counters (METRIC records, NVML): 64-95 */
+	GW_COUNTER_DRAM_BW_UTIL = 64, /* GPM: DRAM bandwidth used / its theoretical peak */
+	GW_COUNTER_SM_UTIL = 65,      /* GPM: share of SMs busy */
+	GW_COUNTER_SM_OCCUPANCY = 66, /* GPM: warps resident / the SMs' maximum */
+	GW_COUNTER_TENSOR_UTIL = 67,  /* GPM: share of time any tensor pipe was busy */
+	GW_COUNTER_GPU_BUSY = 68,     /* utilization sample: share of time a kernel ran */
+	GW_COUNTER_MEMORY_BUSY = 69,  /* utilization sample: share of time device memory was
+					 * read or written (not a share of bandwidth) */
+};
+
+/* Full scale of a METRIC value. */
+#define GW_METRIC_SCALE 1000000u
+
+enum gw_sampler_source {
+	GW_SAMPLER_NONE = 0,	/* no counters: see the reason */
+	GW_SAMPLER_GPM = 1,	/* NVML GPM metrics (Hopper and later) */
+	GW_SAMPLER_SAMPLES = 2, /* NVML utilization samples (nvmlDeviceGetSamples) */
 };
 
 enum gw_module_event {

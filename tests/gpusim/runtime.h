@@ -91,6 +91,11 @@ uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name
 void gw_sim_kernel_resources(const struct gw_sim_config *cfg, const char *name, uint32_t *ret_regs,
 			     uint32_t *ret_static_smem);
 
+/* A kernel's usage from the GPUSIM_KERNEL_DRAM, _SM and _TENSOR knobs (dram and tensor 0, sm
+ * sm_default, without a rule); occupancy is left to the caller. */
+void gw_sim_kernel_usage(const struct gw_sim_config *cfg, const char *name, double sm_default,
+			 struct gw_sim_usage *ret);
+
 /* launch.c: what a kernel's launch holds of an SM, by the CUDA occupancy calculator's rules
  * for the simulated GPU (compute capability 9.0, the limits of gpusim.h). */
 struct gw_sim_occupancy {
