@@ -180,7 +180,9 @@ static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
 	if (r->ips.depth)
 		memcpy(s->ips, r->ips.ips, r->ips.depth * sizeof(uint64_t));
 	s->depth = r->ips.depth;
-	s->kind = r->ips_kind == GW_STACK_FRAMES ? GW_STACK_FRAMES : GW_STACK_ADDRESSES;
+	s->kind = r->ips_kind == GW_STACK_FRAMES || r->ips_kind == GW_STACK_MIXED
+			  ? (uint8_t)r->ips_kind
+			  : GW_STACK_ADDRESSES;
 	return 0;
 }
 
@@ -198,6 +200,31 @@ static int add_frame(struct gw_trace_st *t, const struct gw_rec_frame *r)
 	f->module_id = clamp32(r->module_id);
 	f->line = clamp32(r->line);
 	f->lang = r->lang > 255 ? 0 : (uint8_t)r->lang;
+	return 0;
+}
+
+static int add_pycode(struct gw_trace_st *t, const struct gw_rec_pycode *r)
+{
+	struct gw_pycode_ent *c;
+
+	if (!r->id)
+		return 0;
+	c = id_slot(&t->pycode_map, &t->pycodes, sizeof(*c), r->id);
+	if (!c)
+		return -ENOMEM;
+	free(c->table);
+	*c = (struct gw_pycode_ent){
+		.file_id = clamp32(r->file_id),
+		.function_id = clamp32(r->function_id),
+		.first_line = clamp32(r->first_line),
+		.version = r->version > UINT16_MAX ? 0 : (uint16_t)r->version,
+	};
+	if (r->line_table.len && !(r->flags & GW_PYCODE_TABLE_CUT)) {
+		if (!(c->table = malloc(r->line_table.len)))
+			return -ENOMEM;
+		memcpy(c->table, r->line_table.data, r->line_table.len);
+		c->table_len = r->line_table.len;
+	}
 	return 0;
 }
 
@@ -547,6 +574,7 @@ static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_r
 			.kernel_id = clamp32(c->kernel_name_id),
 			.domain = clamp32(c->domain),
 			.cbid = clamp32(c->cbid),
+			.stack_id = clamp32(c->stack_id),
 			.trace = (uint16_t)trace,
 			.category = c->category > 255 ? 0 : (uint8_t)c->category,
 			.sync_kind = c->sync_kind > 255 ? 0 : (uint8_t)c->sync_kind,
@@ -663,6 +691,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		break;
 	case GW_REC_FRAME:
 		r = add_frame(t, &rec->frame);
+		break;
+	case GW_REC_PYCODE:
+		r = add_pycode(t, &rec->pycode);
 		break;
 	case GW_REC_OVERHEAD: {
 		const struct gw_rec_overhead *o = &rec->overhead;

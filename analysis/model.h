@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <regex.h>
+
 #include "analysis.h"
 #include "symbolize.h"
 #include "util.h"
@@ -86,7 +88,7 @@ struct gw_mev {
 /* The event view's material (keep_events), names still string ids. */
 struct gw_vcall {
 	uint64_t tid, start_ns, end_ns, corr, stream, bytes;
-	uint32_t name_id, kernel_id, domain, cbid;
+	uint32_t name_id, kernel_id, domain, cbid, stack_id;
 	uint16_t trace;
 	uint8_t category, sync_kind;
 };
@@ -185,7 +187,8 @@ struct gw_step_watch {
 #define GW_VIEW_MAX_FILL_STEPS (4u << 20)
 
 struct gw_stack {
-	uint64_t *ips; /* return addresses, or FRAME ids (kind GW_STACK_FRAMES) */
+	uint64_t *ips; /* return addresses, FRAME ids (GW_STACK_FRAMES), or return addresses and
+			* GW_PYFRAME words (GW_STACK_MIXED) */
 	uint32_t depth;
 	uint8_t kind; /* enum gw_stack_kind */
 };
@@ -206,6 +209,14 @@ struct gw_frame_ent {
 	uint8_t lang; /* enum gw_frame_lang */
 };
 
+/* A PYCODE record: a Python code object of a captured trace. */
+struct gw_pycode_ent {
+	uint32_t file_id, function_id, first_line;
+	uint16_t version; /* (major << 8) | minor: how to read the table */
+	uint32_t table_len;
+	uint8_t *table; /* co_linetable; NULL when empty or cut */
+};
+
 struct gw_string_ent {
 	char *text;
 	uint8_t cls; /* kernel class + 1 (0x80: a rule matched); 0 not yet classified */
@@ -224,6 +235,8 @@ struct gw_trace_st {
 	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
 	struct gw_vec frames;	   /* struct gw_frame_ent */
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
+	struct gw_vec pycodes;	   /* struct gw_pycode_ent */
+	struct gw_hmap pycode_map; /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
 	struct gw_vec capturing;   /* streams recording a graph now, in API order (collect.c) */
@@ -327,6 +340,8 @@ struct gw_alloc_acc {
 
 struct gw_analyzer {
 	struct gw_analysis_options opt;
+	regex_t site_filter; /* opt.site_filter compiled, when site_filter_set */
+	bool site_filter_set;
 	struct gw_vec traces;		      /* struct gw_trace_st */
 	struct gw_vec devs;		      /* struct gw_dev_st */
 	struct gw_hmap dev_map;		      /* (trace, device id) -> index + 1 */
@@ -376,6 +391,8 @@ struct gw_analyzer {
 	struct gw_vec vthreads; /* struct gw_vthread */
 	struct gw_vec vfill;	/* struct gw_view_step, device = device table index */
 	struct gw_vec vmem;	/* struct gw_view_step */
+	struct gw_vec vsites;	/* struct gw_site: the calls' stacks, resolved by the sites stage */
+	struct gw_hmap vsite_map; /* (trace, stack id) -> index + 1 into vsites */
 	bool vfill_capped;
 
 	/* measured counters (collect, counters) */

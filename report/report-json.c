@@ -72,6 +72,25 @@ static void site(FILE *f, const struct gw_site *s)
 			fputc(',', f);
 		jstr(f, s->frames[i]);
 	}
+	/* the same frames, field by field, each with its language */
+	fprintf(f, "],\"lang\":\"%s\",\"native_site\":",
+		s->lang == GW_FRAME_PYTHON ? "python" : "native");
+	jstr(f, s->native);
+	fputs(",\"stack\":[", f);
+	for (unsigned i = 0; i < s->n_frames; i++) {
+		const struct gw_frame_detail *d = s->details ? &s->details[i] : NULL;
+
+		fprintf(f, "%s{\"lang\":\"%s\",\"text\":", i ? "," : "",
+			d && d->lang == GW_FRAME_PYTHON ? "python" : "native");
+		jstr(f, s->frames[i]);
+		fputs(",\"function\":", f);
+		jstr(f, d ? d->function : NULL);
+		fputs(",\"file\":", f);
+		jstr(f, d ? d->file : NULL);
+		fprintf(f, ",\"line\":%u,\"module\":", d ? d->line : 0);
+		jstr(f, d ? d->module : NULL);
+		fputc('}', f);
+	}
 	fputc(']', f);
 }
 

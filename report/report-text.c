@@ -390,8 +390,12 @@ static bool libc_start_frame(const char *frame)
 	return false;
 }
 
+/* Below a site's line: for a Python site, the native frame that issued the CUDA call; then
+ * the frames that called it. */
 static void site_frames(FILE *f, const struct gw_site *s)
 {
+	if (s->native)
+		fprintf(f, "          via %s\n", s->native);
 	for (unsigned i = 1; i < s->n_frames && i < 4 && !libc_start_frame(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
 }
@@ -680,6 +684,7 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				human(s->bytes, hb, sizeof(hb)), s->count,
 				human(s->max_bytes, hb2, sizeof(hb2)), s->never_freed,
 				s->site.text);
+			site_frames(f, &s->site);
 		}
 	}
 	if (res->n_devices > 1) {

@@ -79,6 +79,7 @@ struct gw_ips {
 	R(MODULE, module, 5, 1)                                                                    \
 	R(THREAD, thread, 6, 1)                                                                    \
 	R(FRAME, frame, 7, 1)                                                                      \
+	R(PYCODE, pycode, 8, 1)                                                                    \
 	R(API, api, 10, 1)                                                                         \
 	R(KERNEL, kernel, 11, 2)                                                                   \
 	R(MEMCPY, memcpy, 12, 1)                                                                   \
@@ -161,6 +162,18 @@ struct gw_ips {
 	F(U64, file_id)	    /* string: the source file; 0 unknown */                               \
 	F(U64, line)	    /* 0 unknown */                                                        \
 	F(U64, module_id)   /* string: the object file; 0 unknown */
+
+/* A Python code object (a function, a module's body, a class body), once per trace: a stack's
+ * Python frame is its id and an instruction offset, and the line is worked out offline from
+ * the line table. Ids start at 1. */
+#define GW_FIELDS_pycode(F)                                                                        \
+	F(U64, id)                                                                                 \
+	F(U64, version)	    /* the interpreter's (major << 8) | minor: how to read line_table */   \
+	F(U64, file_id)	    /* string (GW_STRING_PYTHON_FILE): co_filename */                      \
+	F(U64, function_id) /* string (GW_STRING_PYTHON_FUNCTION): co_qualname (3.10: co_name) */  \
+	F(U64, first_line)  /* co_firstlineno */                                                   \
+	F(BYTES, line_table) /* co_linetable: 3.10's PEP 626 table, 3.11's location table */       \
+	F(U64, flags)	     /* GW_PYCODE_* */
 
 /* A host thread, on first sight. */
 #define GW_FIELDS_thread(F)                                                                        \
@@ -407,6 +420,8 @@ enum gw_string_kind {
 	GW_STRING_OTHER = 3,
 	GW_STRING_RANGE = 4,  /* a range's registered name (nvtxDomainRegisterString) */
 	GW_STRING_DOMAIN = 5, /* an NVTX domain's name */
+	GW_STRING_PYTHON_FILE = 6,     /* a Python code object's file name (PYCODE) */
+	GW_STRING_PYTHON_FUNCTION = 7, /* a Python code object's qualified name (PYCODE) */
 };
 
 enum gw_range_kind {
@@ -426,7 +441,38 @@ enum gw_range_flags {
 enum gw_stack_kind {
 	GW_STACK_ADDRESSES = 0, /* return addresses, symbolized offline with MODULE records */
 	GW_STACK_FRAMES = 1,	/* FRAME ids */
+	/* return addresses and, where the interpreter ran them, Python frames: GW_PYFRAME_* words
+	 * (bit 63 set, which no user-space address has) */
+	GW_STACK_MIXED = 2,
 };
+
+/*
+ * A Python frame in a GW_STACK_MIXED stack: GW_PYFRAME_TAG, GW_PYFRAME_ENTRY when the
+ * interpreter was entered from C at this frame (its frames outside it were run by another
+ * activation of the interpreter loop, further out on the native stack), the PYCODE id in bits
+ * 32-61 and the byte offset of the instruction running in bits 0-31 (GW_PYFRAME_NO_OFFSET:
+ * unknown). A capture puts each run of Python frames where its interpreter loop's native frame
+ * was, so the stack reads from the CUDA call out to the program's start in one order.
+ */
+#define GW_PYFRAME_TAG	     (1ull << 63)
+#define GW_PYFRAME_ENTRY     (1ull << 62)
+#define GW_PYFRAME_CODE_MAX  0x3fffffffu
+#define GW_PYFRAME_NO_OFFSET 0xffffffffu
+#define GW_PYFRAME(code_id, offset, entry)                                                         \
+	(GW_PYFRAME_TAG | ((entry) ? GW_PYFRAME_ENTRY : 0) |                                       \
+	 ((uint64_t)((code_id)&GW_PYFRAME_CODE_MAX) << 32) | (uint32_t)(offset))
+#define GW_PYFRAME_IS(word)	 (((word)&GW_PYFRAME_TAG) != 0)
+#define GW_PYFRAME_CODE_ID(word) ((uint32_t)((word) >> 32) & GW_PYFRAME_CODE_MAX)
+#define GW_PYFRAME_OFFSET(word)	 ((uint32_t)(word))
+
+enum gw_pycode_flags {
+	/* the line table was longer than GW_PYCODE_TABLE_MAX and is not in the record: the
+	 * frames of this code have no line */
+	GW_PYCODE_TABLE_CUT = 1u << 0,
+};
+
+/* The longest line table a PYCODE record holds, in bytes. */
+#define GW_PYCODE_TABLE_MAX (64u << 10)
 
 enum gw_frame_lang {
 	GW_FRAME_NATIVE = 1,
