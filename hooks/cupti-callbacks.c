@@ -416,10 +416,12 @@ static void read_args(struct gw_rec_api *r, struct gw_rec_stream_op *so,
  * found the work unfinished. Its SYNC record is written when a query finds the work done; a
  * pause of more than GW_POLL_GAP_NS between two queries, or any other recorded call of the
  * thread in between, means the host was doing something else (PyTorch's allocator queries its
- * events between launches): the queries so far are forgotten, not a wait.
+ * events between launches; NCCL's watchdog thread polls its events every 100 ms): the queries
+ * so far are forgotten, not a wait. 10 ms lets a loop that sleeps a millisecond between polls,
+ * or a thread the scheduler kept off its CPU for a few, still be one wait.
  */
 #define GW_POLL_SLOTS  4
-#define GW_POLL_GAP_NS 2000000ull
+#define GW_POLL_GAP_NS 10000000ull
 struct poll_slot {
 	uint64_t handle;   /* the stream or event */
 	uint64_t first_ns; /* the first unfinished query's enter */
