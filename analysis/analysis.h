@@ -231,6 +231,19 @@ struct gw_blocked_stream {
 			      * "memset" */
 	bool launched;	     /* false: its launch call is not in the trace (before it began) */
 	struct gw_site site; /* that work's launch site */
+	char *held_by;	     /* the longest gap's: the wait for a value issued to the stream before
+			      * that work (cuStreamWaitValue32, ...); NULL none in the trace */
+	struct gw_site held_site; /* its call site (empty when held_by is NULL) */
+};
+
+/* Host functions (cudaLaunchHostFunc and friends) by call site: the GPU work queued behind one
+ * waited while it ran on the host, which is host work (doc/causes.md). */
+struct gw_host_func_site {
+	char *api;	  /* the call */
+	uint64_t calls;	  /* host functions issued from this site */
+	uint64_t gaps;	  /* idle gaps before queued work they held */
+	uint64_t held_ns; /* those gaps' time (host_work) */
+	struct gw_site site;
 };
 
 /* A repeated sequence of 2-8 tiny kernels on one stream. */
@@ -341,7 +354,11 @@ struct gw_counts {
 	uint64_t memset;
 	uint64_t allocations;
 	uint64_t frees;
-	uint64_t syncs_by_kind[4];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t syncs_by_kind[5];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t poll_queries;	    /* stream and event queries folded into polling waits */
+	uint64_t host_functions;    /* host functions issued to streams */
+	uint64_t value_waits;	    /* waits for a value in memory issued to streams */
+	uint64_t peer_copies;	    /* copies between two devices (counted once, in memcpy too) */
 	uint64_t captured_launches; /* made while their stream recorded a graph: not run, and not
 				     * in launches (the graph's launch runs them) */
 };
@@ -363,6 +380,11 @@ struct gw_memory {
 	 * most (part of peak_bytes), and the bytes of live tensors at the most; 0 unknown */
 	uint64_t allocator_reserved_peak_bytes;
 	uint64_t allocator_allocated_peak_bytes;
+	/* CUPTI's own activity buffers in device memory, all devices and processes (the
+	 * profiler's, not the program's: outside peak_bytes; the run had that much less): what
+	 * it allocates with each context, and the most it may grow to; 0 unknown */
+	uint64_t cupti_buffer_bytes;
+	uint64_t cupti_buffer_limit_bytes;
 };
 
 struct gw_utilization {
@@ -576,6 +598,8 @@ struct gw_analysis {
 	unsigned n_fusion;
 	struct gw_blocked_stream *blocked; /* by total_ns, largest first */
 	unsigned n_blocked;
+	struct gw_host_func_site *host_funcs; /* by held_ns, then calls, largest first */
+	unsigned n_host_funcs;
 	struct gw_recommendation *recs; /* quadrant first, then causes by size */
 	unsigned n_recs;
 

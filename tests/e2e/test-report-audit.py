@@ -97,22 +97,31 @@ def graph_replay(c, text):
 
 def sync_poll(c, text):
     iters, kernel_us = 100, 2 * 250.0
-    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=iters + 2,
-             syncs_explicit=iters + 1, syncs_implicit=1, tiny_kernels=0)
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=2 * iters + 2,
+             syncs_explicit=iters + 1, syncs_poll=iters, syncs_implicit=1, tiny_kernels=0)
+    c.ok(c.r['counts']['poll_queries'] >= 2 * iters,
+         f"{c.r['counts']['poll_queries']} queries in {iters} polling waits: at least 2 each")
     # Full-wave kernels (fill 1), unclassified names: compute is exactly their time.
     c.near_us('compute', 2 * iters * kernel_us, 1.0, '200 kernels of 2 waves x 250 us')
-    ev = c.site('cudaEventSynchronize')
-    c.ok(ev['count'] == iters, f"event syncs {ev['count']}")
+    ev, poll = c.site('cudaEventSynchronize'), c.site('cudaStreamQuery')
+    c.ok(ev['count'] == iters and poll['count'] == iters,
+         f"event syncs {ev['count']}, polling waits {poll['count']}")
+    c.ok(poll['kind'] == 'poll', f"the polling site's kind is {poll['kind']}")
     # Each waited for at most its whole kernel; the debt is what the rule may charge.
-    c.ok(0 < ev['wait_ns'] <= iters * kernel_us * 1e3, f"event sync wait {ev['wait_ns']} ns")
+    for s in (ev, poll):
+        c.ok(0 < s['wait_ns'] <= iters * kernel_us * 1e3, f"{s['api']} wait {s['wait_ns']} ns")
     hs = c.us('host_sync')
-    c.ok(hs <= ev['wait_ns'] / 1e3 + 1, f'host_sync {hs:.0f} us over the debt: a sync can at '
-         'most double the time it waited')
-    # Each of the 99 gaps after an event sync holds at least a 4 us launch call (paid by a
-    # debt of hundreds of us); the polled phase sets no debt, so all of host_sync is theirs.
-    c.ok(hs >= (iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(iters - 1) * 4}')
-    c.ok(abs(ev['exposed_ns'] / 1e3 - hs) < 1, 'host_sync is the event syncs\' exposed time')
+    c.ok(hs <= (ev['wait_ns'] + poll['wait_ns']) / 1e3 + 1,
+         f'host_sync {hs:.0f} us over the debts: a sync can at most double the time it waited')
+    # Each of the 199 gaps after a wait holds at least a 4 us launch call, paid by a debt of
+    # hundreds of us, the polled phase's as the event-synced one's.
+    c.ok(hs >= (2 * iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(2 * iters - 1) * 4}')
+    c.ok(poll['exposed_ns'] >= (iters - 1) * 4000,
+         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(iters - 1) * 4000}")
+    c.ok(abs((ev['exposed_ns'] + poll['exposed_ns']) / 1e3 - hs) < 1,
+         'host_sync is the event syncs\' and the polling waits\' exposed time')
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
+    c.ok('cudaStreamQuery' in text and 'poll' in text, 'the text report lists the polling site')
 
 
 def memcpy_kinds(c, text):
