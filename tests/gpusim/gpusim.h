@@ -194,4 +194,10 @@ CUcontext gw_sim_context(void);
  * loaded counts too). */
 void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
+/* For gpusim's simulated libraries (cuBLAS): the next kernel launched on the calling thread
+ * lasts ns on the device instead of waves x wave time (its own cost model; 0: none). */
+void gw_sim_set_next_kernel_ns(uint64_t ns);
+/* Counts a GEMM for GPUSIM_STATS (the simulated cuBLAS, before launching it). */
+void gw_sim_stats_gemm(void);
+
 #endif

@@ -53,6 +53,7 @@ struct gw_sim_node {
 	dim3 block;
 	size_t smem;
 	dim3 cluster;
+	uint64_t dur_ns; /* a library's cost model; 0: waves x wave time */
 };
 
 struct gw_sim_graph {
@@ -122,6 +123,9 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 /* Time at which all work currently in s (resp. the device) has finished. */
 uint64_t gw_sim_stream_end(struct gw_sim_stream *s);
 uint64_t gw_sim_device_end(void);
+/* When the next operation on s may start: its own work's end, and for the legacy stream (or a
+ * blocking stream) the other streams' it waits for. */
+uint64_t gw_sim_stream_ready(struct gw_sim_stream *s);
 void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s);
 void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e);
 /* Whether e has been recorded, and its time. */
@@ -194,6 +198,13 @@ void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns
 	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
 			 NULL, NULL)
 #define DRV_END(err) gw_sim_api_end(&gw_d_, (err))
+
+/* stats.c: GPUSIM_STATS, the simulator's own counts */
+void gw_sim_stats_op(const struct gw_sim_op *op);
+void gw_sim_stats_sync(bool query);
+void gw_sim_stats_memory(bool release, uint64_t bytes);
+void gw_sim_stats_host_func(void);
+void gw_sim_stats_unsupported(void);
 
 /* errors.c */
 void gw_sim_set_error(cudaError_t err);

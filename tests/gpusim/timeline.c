@@ -517,9 +517,20 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 		heap_push(op->end_ns);
 	activity_add(op);
 	pthread_mutex_unlock(&gw_sim_rt.lock);
+	gw_sim_stats_op(op);
 	h = atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	if (h)
 		h->op(op);
+}
+
+uint64_t gw_sim_stream_ready(struct gw_sim_stream *s)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	t = ready_after(s);
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return t;
 }
 
 uint64_t gw_sim_stream_end(struct gw_sim_stream *s)
