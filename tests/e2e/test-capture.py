@@ -513,10 +513,13 @@ def cmd_floor(ctx, opts):
     shutil.rmtree(out)
 
 
-# The CUDA and NVTX injection entry points, and the CUPTI calls by which another client in the
-# process takes CUPTI's activity records from gpuwhy (interposed to say so in the trace).
-EXPORTS = ['InitializeInjection', 'InitializeInjectionNvtx2', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
-           'cuptiActivityRegisterTimestampCallback', 'cuptiFinalize']
+# The CUDA and NVTX injection entry points, the CUPTI calls by which another client in the
+# process takes CUPTI's activity records from gpuwhy (interposed to say so in the trace), and the
+# exec family (the trace is closed before an exec without fork).
+EXPORTS = sorted(['InitializeInjection', 'InitializeInjectionNvtx2', 'cuptiActivityDisable',
+                  'cuptiActivityRegisterCallbacks', 'cuptiActivityRegisterTimestampCallback',
+                  'cuptiFinalize', 'execl', 'execle', 'execlp', 'execv', 'execve', 'execveat',
+                  'execvp', 'execvpe', 'fexecve'])
 
 
 def cmd_symbols(ctx, opts):
