@@ -383,6 +383,28 @@ static void add_drops_record(void)
 	add_record(GW_REC_DROPS, &d);
 }
 
+/* The frame about to be written says that the descriptor was reopened (into the frame's slack:
+ * ending a frame here would recurse). */
+static void add_reopen_note(void)
+{
+	static const char text[] = "the program closed the trace's descriptor or put a file of its "
+				   "own under its number; gpuwhy reopened the trace and wrote "
+				   "nothing there";
+	struct gw_rec_note note = {
+		.time_ns = gw_now_ns(),
+		.level = GW_NOTE_INFO,
+		.text = {(const uint8_t *)text, sizeof(text) - 1},
+	};
+	int n = gw_encode_record(&w.codec, GW_REC_NOTE, &note, w.frame + w.frame_len,
+				 w.frame_cap - w.frame_len);
+
+	if (n > 0) {
+		w.frame_len += (size_t)n;
+		w.frame_records++;
+		w.reopen_note = false;
+	}
+}
+
 static void end_frame(void)
 {
 	size_t z;
@@ -391,6 +413,14 @@ static void end_frame(void)
 	add_drops_record();
 	if (!w.frame_len)
 		return;
+	/* the descriptor checked (and reopened) before compressing, so the frame can say so */
+	if (!w.write_err && atomic_load(&w.fd_table) != GW_FD_PRIVATE &&
+	    !gw_fd_is(w.fd, &w.fd_id) && (r = reopen_trace()) < 0) {
+		w.st_lost = true;
+		w.write_err = r;
+	}
+	if (w.reopen_note)
+		add_reopen_note();
 	if (w.write_err) {
 		atomic_fetch_add(&w.st_write_drops, w.frame_records);
 		goto reset;
@@ -578,21 +608,6 @@ static void close_trace(void)
 		close(w.fd);
 }
 
-static void add_reopen_note(void)
-{
-	static const char text[] = "the program closed the trace's descriptor or put a file of its "
-				   "own under its number; gpuwhy reopened the trace and wrote "
-				   "nothing there";
-	struct gw_rec_note note = {
-		.time_ns = gw_now_ns(),
-		.level = GW_NOTE_INFO,
-		.text = {(const uint8_t *)text, sizeof(text) - 1},
-	};
-
-	w.reopen_note = false;
-	add_record(GW_REC_NOTE, &note);
-}
-
 static void *writer_main(void *arg)
 {
 	uint64_t next_flush = gw_now_ns() + w.flush_ns, idle_sleep = GW_IDLE_SLEEP_MIN_NS;
@@ -612,8 +627,6 @@ static void *writer_main(void *arg)
 			break;
 		retired = false;
 		max_bytes = 0;
-		if (w.reopen_note)
-			add_reopen_note();
 		if (!atomic_load(&w.stall)) {
 			moved = drain_all(&retired, &max_bytes);
 			t = gw_now_ns();

@@ -27,11 +27,19 @@
  *                training), with GWFI_FAULT unset so that the new image runs to its end;
  *                fds: from the constructor, every descriptor but GWFI_FREE is in use (the
  *                program at its RLIMIT_NOFILE), through the whole run.
+ *   GWFI_SECCOMP=1  from the constructor, a seccomp filter refuses (EPERM) unshare and
+ *                close_range with CLOSE_RANGE_UNSHARE, as container profiles may: no thread
+ *                gets a descriptor table of its own.
  * Extra threads are joined by an atexit handler registered after the program's first CUDA call
  * (so it runs before gpuwhy's, and their work is in the trace). At that join one summary line
  * goes to stderr, "fault-inject: ...", the same with or without gpuwhy when nothing failed.
  */
 #include <cuda_runtime_api.h>
+#include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -113,6 +121,29 @@ static void use_up_descriptors(long left)
 		close(last[(n - 1 - i) % 16]);
 }
 
+/* unshare, and close_range asking for a table of its own, fail with EPERM from now on. */
+static void refuse_private_tables(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_unshare, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_close_range, 0, 3),
+		/* the low half of the flags argument (x86-64 is little-endian) */
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, CLOSE_RANGE_UNSHARE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = {sizeof(filter) / sizeof(filter[0]), filter};
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+		fprintf(stderr, "fault-inject: seccomp: %s\n", strerror(errno));
+		_exit(95);
+	}
+}
+
 __attribute__((constructor)) static void fi_init(void)
 {
 	static const char *const names[] = {
@@ -125,6 +156,8 @@ __attribute__((constructor)) static void fi_init(void)
 		if (!strcmp(f, names[i]))
 			fault = (enum fault)i;
 	loaded_pid = getpid();
+	if (env_long("GWFI_SECCOMP", 0, 1))
+		refuse_private_tables();
 	fire_at = env_long("GWFI_AT", 1, 1L << 40);
 	n_threads = env_long("GWFI_THREADS", 16, GWFI_MAX_THREADS);
 	n_iters = env_long("GWFI_ITERS", 20, 1L << 20);

@@ -32,14 +32,14 @@ import time
 
 FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
           'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti', 'flush_hang',
-          'second_client', 'closefrom', 'stderr_closed', 'stdio_closed', 'exec', 'few_fds',
+          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed', 'exec', 'few_fds',
           'no_fds']
 # Column headings of the table.
 SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
          'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
          'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
          'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd',
-         'closefrom': 'closefr', 'stderr_closed': '2>&-', 'stdio_closed': '0-2>&-',
+         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-', 'stdio_closed': '0-2>&-',
          'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
 # What the faults that end the process must make of its exit status (fault-inject.c).
 ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
@@ -47,6 +47,9 @@ ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -sign
 UNCLEAN = set(ENDINGS) | {'disk_full'}
 THREADS16 = {'threads': 16, 'iters': 20}
 CLOSEFROM_FILES = 8
+# closefrom_shared: the same under a seccomp filter that refuses the writer thread a
+# descriptor table of its own, so the trace's descriptor is in the program's table
+CLOSEFROM = ('closefrom', 'closefrom_shared')
 STDIO_FAULTS = ('stderr_closed', 'stdio_closed')
 STORM = {'threads': 4, 'iters': 10, 'forks': 50}
 FSIZE_LIMIT = 1024  # below every workload's first frame, so the cut always happens
@@ -152,9 +155,11 @@ class Matrix:
             env['GPUSIM_CUPTI_FLUSH_HANG'] = 'always'
         elif fault == 'second_client':
             env['GPUSIM_SECOND_CLIENT'] = str(self.fire_at(name, args))
-        elif fault == 'closefrom':
+        elif fault in CLOSEFROM:
             env.update(GWFI_FAULT='closefrom', GWFI_AT=str(self.fire_at(name, args)),
                        GWFI_FILES=str(CLOSEFROM_FILES), GWFI_DIR=self.files_dir(cell_dir))
+            if fault == 'closefrom_shared':
+                env['GWFI_SECCOMP'] = '1'
         elif fault in STDIO_FAULTS:
             env.update(GWFI_FAULT=fault, GWFI_DIR=self.files_dir(cell_dir))
         elif fault == 'exec':
@@ -256,7 +261,7 @@ class Matrix:
             if ', 0 CUDA errors' not in err or (fault == 'fork_storm' and
                                                'exited 0, 0 did not' not in err):
                 problems.append(f'the injected work failed: {err[-300:]!r}')
-        if fault == 'closefrom':
+        if fault in CLOSEFROM:
             # the program's own files after closefrom: every line it wrote, nothing else
             said = [line for line in err.splitlines() if line.startswith('fault-inject: ')]
             if not said or any(', 0 changed, 0 closed under the program' not in line
@@ -334,7 +339,7 @@ class Matrix:
             if not any('libcupti' in w and 'open files' in w for w in warnings) or \
                     any('no libcupti found' in w for w in warnings):
                 problems.append(f'gpuwhy did not say descriptors ran out: {warnings}')
-        elif fault == 'closefrom':
+        elif fault in CLOSEFROM:
             other = [w for w in warnings if 'call stacks' not in w]
             if other:
                 problems.append(f'gpuwhy warned: {other}')
@@ -358,12 +363,19 @@ class Matrix:
         if not traces:
             return problems
         paths = [os.path.join(out_dir, t) for t in traces]
-        forked_notes = 0
+        forked_notes = reopened = 0
         for path in paths:
             rc, dump, e = self.tool(['--dump', path])
             if rc != 0:
                 problems.append(f'{os.path.basename(path)} does not decode: {e.strip()}')
             forked_notes += 'a fork child of a process that used CUPTI' in dump
+            reopened += 'gpuwhy reopened the trace' in dump
+        if fault in CLOSEFROM:
+            # in a table of its own the descriptor is out of the program's reach; in the
+            # program's table, closefrom closed it and every trace was reopened (its note)
+            want = len(paths) if fault == 'closefrom_shared' else 0
+            if reopened != want:
+                problems.append(f'{reopened} traces reopened after closefrom, expected {want}')
         if fault == 'fork_storm':
             # Each CUDA child's trace says that CUPTI gave it no GPU records.
             want_notes = procs * ((STORM['forks'] + 1) // 2)
@@ -432,7 +444,7 @@ class Matrix:
         else:
             if not t['clean_exit'] or t['truncated'] or t['dropped_records']:
                 problems.append(f'records lost: {t}, warnings {said!r}')
-            if fault == 'closefrom' and 'call stacks' in ' '.join(warnings) and \
+            if fault in CLOSEFROM and 'call stacks' in ' '.join(warnings) and \
                     'call stacks' not in said:
                 problems.append(f'stacks stopped without a note in the report: {said!r}')
             want = self.expected_counts(name, args, fault)
