@@ -33,7 +33,7 @@ static struct {
 } vpipe;
 static _Atomic uint64_t next_check_ns;
 static _Atomic bool stopped;
-static uint64_t stopped_ns;
+static _Atomic uint64_t stopped_ns;
 
 static bool is_pipe_end(int fd, int mode, struct stat *st)
 {
@@ -121,7 +121,7 @@ bool gw_stacks_stopped(uint64_t *ret_ns)
 	if (!atomic_load(&stopped))
 		return false;
 	if (ret_ns)
-		*ret_ns = stopped_ns;
+		*ret_ns = atomic_load(&stopped_ns);
 	return true;
 }
 
@@ -136,9 +136,10 @@ static void stop_stacks(void)
 		.text = {(const uint8_t *)text, sizeof(text) - 1},
 	};
 
+	note.time_ns = gw_now_ns();
+	atomic_store(&stopped_ns, note.time_ns);
 	if (atomic_exchange(&stopped, true))
 		return;
-	stopped_ns = note.time_ns = gw_now_ns();
 	gw_emit(GW_REC_NOTE, &note);
 }
 
