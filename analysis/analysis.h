@@ -231,6 +231,19 @@ struct gw_blocked_stream {
 			      * "memset" */
 	bool launched;	     /* false: its launch call is not in the trace (before it began) */
 	struct gw_site site; /* that work's launch site */
+	char *held_by;	     /* the longest gap's: the wait for a value issued to the stream before
+			      * that work (cuStreamWaitValue32, ...); NULL none in the trace */
+	struct gw_site held_site; /* its call site (empty when held_by is NULL) */
+};
+
+/* Host functions (cudaLaunchHostFunc and friends) by call site: the GPU work queued behind one
+ * waited while it ran on the host, which is host work (doc/causes.md). */
+struct gw_host_func_site {
+	char *api;	  /* the call */
+	uint64_t calls;	  /* host functions issued from this site */
+	uint64_t gaps;	  /* idle gaps before queued work they held */
+	uint64_t held_ns; /* those gaps' time (host_work) */
+	struct gw_site site;
 };
 
 /* A repeated sequence of 2-8 tiny kernels on one stream. */
@@ -341,7 +354,11 @@ struct gw_counts {
 	uint64_t memset;
 	uint64_t allocations;
 	uint64_t frees;
-	uint64_t syncs_by_kind[4];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t syncs_by_kind[5];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t poll_queries;	    /* stream and event queries folded into polling waits */
+	uint64_t host_functions;    /* host functions issued to streams */
+	uint64_t value_waits;	    /* waits for a value in memory issued to streams */
+	uint64_t peer_copies;	    /* copies between two devices (counted once, in memcpy too) */
 	uint64_t captured_launches; /* made while their stream recorded a graph: not run, and not
 				     * in launches (the graph's launch runs them) */
 };
@@ -363,6 +380,11 @@ struct gw_memory {
 	 * most (part of peak_bytes), and the bytes of live tensors at the most; 0 unknown */
 	uint64_t allocator_reserved_peak_bytes;
 	uint64_t allocator_allocated_peak_bytes;
+	/* CUPTI's own activity buffers in device memory, all devices and processes (the
+	 * profiler's, not the program's: outside peak_bytes; the run had that much less): what
+	 * it allocates with each context, and the most it may grow to; 0 unknown */
+	uint64_t cupti_buffer_bytes;
+	uint64_t cupti_buffer_limit_bytes;
 };
 
 struct gw_utilization {
@@ -370,6 +392,61 @@ struct gw_utilization {
 	double sm_busy;		 /* mean SM fill: an estimate of DCGM SM_ACTIVE */
 	double compute;		 /* the compute bucket */
 	double memory_bandwidth; /* measured counters only; < 0: not measured (JSON null) */
+};
+
+/* One window of a measured counter: its mean from start_ns to end_ns, 0-1. */
+struct gw_counter_point {
+	uint64_t start_ns, end_ns;
+	double value;
+};
+
+/* A measured counter of one device (METRIC records: NVML GPM metrics or utilization
+ * samples), window by window in time order. */
+struct gw_counter_series {
+	unsigned device; /* index into gw_analysis.devices */
+	enum gw_counter counter;
+	const char *key; /* "dram_bw_util", "sm_util", "sm_occupancy", "tensor_util",
+			      * "gpu_busy", "memory_busy" */
+	struct gw_counter_point *points;
+	size_t n;
+	double mean; /* over the device's window, time-weighted */
+};
+
+/* What the windows say a group of operations uses while it runs: one kernel name, the rest
+ * of one name class's kernels, or copies (least squares over the windows' mix of groups). */
+struct gw_usage_estimate {
+	unsigned device;  /* index into gw_analysis.devices */
+	char *name;	  /* a kernel (demangled), "other <class> kernels", "device copies and
+			  * memsets", "host copies" */
+	bool kernels;	  /* false: copies and memsets */
+	uint64_t busy_ns; /* its operations' time on the device, summed */
+	unsigned windows; /* windows it took at least 5% of */
+	double dram;	  /* DRAM counter while it runs, 0-1 */
+	double dram_se;	  /* standard error; < 0 when the windows cannot tell it apart from the
+			    * groups it always runs with */
+	double sm, sm_se; /* SM_UTIL the same; sm < 0: no SM counter */
+	enum gw_bucket name_class;     /* its kernels' class by name (compute for copies) */
+	enum gw_bucket measured_class; /* by the counters; GW_BUCKET_COUNT: undecided */
+	const char *confidence;	       /* "high", "medium" or "low" */
+	bool applied;		       /* the counters decided its kernels' class */
+};
+
+/* Measured counters (the sampler's METRIC and SAMPLER records) and what they decided. */
+struct gw_counters {
+	bool measured;	    /* a device has windows */
+	uint8_t source;	    /* enum gw_sampler_source of the windows */
+	uint64_t period_ns; /* the sampler's period */
+	char *reason;	    /* without windows: why (a SAMPLER record's); NULL unknown */
+	struct gw_counter_series *series;
+	unsigned n_series;
+	/* per device: kernel names busiest first, the rest of each class, copies */
+	struct gw_usage_estimate *estimates;
+	unsigned n_estimates;
+	unsigned windows;	   /* windows the estimates were fitted on */
+	double dram_fit_rms;	   /* root mean square of the DRAM fit's residuals, 0-1 */
+	double dram_r2;		   /* share of the windows' DRAM variance the fit explains */
+	double reclassified_share; /* of kernel time: its class came from the counters and
+				    * differs from its name's */
 };
 
 /* Kernels by name (all classes): what ran, how full, and where it was launched. */
@@ -521,6 +598,8 @@ struct gw_analysis {
 	unsigned n_fusion;
 	struct gw_blocked_stream *blocked; /* by total_ns, largest first */
 	unsigned n_blocked;
+	struct gw_host_func_site *host_funcs; /* by held_ns, then calls, largest first */
+	unsigned n_host_funcs;
 	struct gw_recommendation *recs; /* quadrant first, then causes by size */
 	unsigned n_recs;
 
@@ -541,6 +620,7 @@ struct gw_analysis {
 	unsigned n_kernels;
 
 	struct gw_steps steps;
+	struct gw_counters counters;
 };
 
 /*

@@ -169,6 +169,10 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->apis);
 	gw_vec_free(&a->mevs);
 	gw_vec_free(&a->sync_apis);
+	gw_vec_free(&a->metrics);
+	for (size_t i = 0; i < a->samplers.len; i++)
+		free(((struct gw_sampler_ent *)a->samplers.data)[i].reason);
+	gw_vec_free(&a->samplers);
 	free(a->kidx);
 	gw_vec_free(&a->syncs);
 	gw_hmap_free(&a->sync_map);
@@ -179,6 +183,10 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->allocs);
 	gw_vec_free(&a->blocked);
 	gw_hmap_free(&a->blocked_map);
+	gw_vec_free(&a->holds);
+	gw_hmap_free(&a->held_map);
+	gw_vec_free(&a->hostfns);
+	gw_hmap_free(&a->hostfn_map);
 	gw_vec_free(&a->kstats);
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);

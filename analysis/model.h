@@ -25,6 +25,10 @@ enum {
 	GW_OPF_CHAIN = 1u << 1,	   /* part of a detected dependency chain */
 	GW_OPF_PAGEABLE = 1u << 2, /* a copy touching pageable host memory */
 	GW_OPF_TINY = 1u << 3,
+	/* a host function (HOSTFN) or a wait for a value (WAITVAL) was issued to its stream
+	 * after the stream's previous operation: it could not start before that ran (a_held) */
+	GW_OPF_HOSTFN = 1u << 4,
+	GW_OPF_WAITVAL = 1u << 5,
 };
 
 /* A GPU operation: 56 bytes. */
@@ -51,7 +55,8 @@ struct gw_op {
 	struct gw_launch_shape shape; /* kernels */
 	uint16_t dev;		      /* index into the analyzer's device table */
 	uint16_t trace;		      /* a GPU several processes shared holds ops of each */
-	uint8_t kind, flags, cls;
+	uint8_t kind, flags;
+	uint8_t cls; /* kernels: enum gw_bucket (the join); copies: CUpti_ActivityMemcpyKind */
 };
 
 /* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
@@ -67,6 +72,15 @@ struct gw_api {
 	uint32_t tid, stack_id, name_id;
 	uint16_t trace, device;
 	uint8_t category, sync_kind;
+};
+
+/* Work a stream ran that has no GPU record (a STREAM_OP record): a host function, a wait for a
+ * value. dev is resolved by the join (UINT16_MAX: a device without GPU operations). */
+struct gw_hold {
+	uint64_t corr, device, stream;
+	uint32_t api; /* its call, index into apis (the join); UINT32_MAX none */
+	uint16_t trace, dev;
+	uint8_t kind; /* enum gw_stream_op_kind */
 };
 
 /* Memory events besides GW_MEMORY_ALLOC and _FREE: a caching allocator's counter samples,
@@ -125,6 +139,25 @@ struct gw_range_name {
 	uint64_t count;	  /* ranges of this name */
 	uint16_t trace;
 	bool step; /* the steps stage: the name matches the step pattern */
+};
+
+/* A METRIC record: a measured counter's mean over a window (device: the trace's id until the
+ * counters stage). 32 bytes. */
+struct gw_metric_ent {
+	uint64_t start_ns, end_ns;
+	float value; /* 0-1 */
+	uint32_t device;
+	uint16_t trace;
+	uint8_t counter; /* enum gw_counter - 64 */
+};
+
+/* A SAMPLER record: how a trace's device was sampled, or why not. */
+struct gw_sampler_ent {
+	uint64_t device; /* the trace's id; UINT64_MAX: every device */
+	uint64_t period_ns;
+	char *reason;
+	uint16_t trace;
+	uint8_t source;
 };
 
 /* Up to this many contributors of each bucket are kept for each watched step. */
@@ -245,6 +278,9 @@ struct gw_dev_st {
 	uint64_t live_bytes, reserved_bytes, allocated_bytes, peak_bytes;
 	uint64_t tensor_bytes, allocated_peak_bytes, reserved_peak_bytes;
 	bool allocated_counter; /* an allocated-bytes counter was seen: it, not the tensors */
+	/* CUPTI's own buffers in this device's memory (COUNTER records, per context: summed over
+	 * the processes that shared the GPU); 0 unknown */
+	uint64_t cupti_bytes, cupti_limit_bytes;
 	double fill_sm_ns;
 	bool streams;	       /* kernels on more than one stream */
 	uint64_t first_stream; /* gw_op_stream of its first kernel, UINT64_MAX none */
@@ -307,8 +343,16 @@ struct gw_blocked_acc {
 	uint32_t stream;
 	uint64_t gaps, total_ns, longest_ns;
 	uint32_t longest_name_id, longest_stack_id; /* the op after the longest gap */
+	uint32_t held_api; /* the longest gap's: a wait for a value that held it, UINT32_MAX none */
 	uint8_t longest_kind;
 	bool longest_launched;
+};
+
+/* Host functions by call site: calls, and the idle time of queued work they held. */
+struct gw_hostfn_acc {
+	uint16_t trace;
+	uint32_t name_id, stack_id;
+	uint64_t calls, gaps, held_ns;
 };
 
 struct gw_alloc_acc {
@@ -348,6 +392,10 @@ struct gw_analyzer {
 	struct gw_vec allocs;  /* struct gw_alloc_acc */
 	struct gw_vec blocked; /* struct gw_blocked_acc */
 	struct gw_hmap blocked_map;
+	struct gw_vec holds;	 /* struct gw_hold; by (trace, dev, stream, corr) after the join */
+	struct gw_hmap held_map; /* (0, op index) -> the hold before it + 1 (the join) */
+	struct gw_vec hostfns;	 /* struct gw_hostfn_acc */
+	struct gw_hmap hostfn_map; /* (trace << 32 | name, stack) -> index + 1 */
 	struct gw_hmap alloc_map;
 	struct gw_vec gaps;	/* struct gw_gap */
 	struct gw_vec warnings; /* char *: gw_analyzer_warn's, first in the report's list */
@@ -374,6 +422,10 @@ struct gw_analyzer {
 	struct gw_vec vsites;	/* struct gw_site: the calls' stacks, resolved by the sites stage */
 	struct gw_hmap vsite_map; /* (trace, stack id) -> index + 1 into vsites */
 	bool vfill_capped;
+
+	/* measured counters (collect, counters) */
+	struct gw_vec metrics;	/* struct gw_metric_ent */
+	struct gw_vec samplers; /* struct gw_sampler_ent */
 
 	struct gw_analysis *res; /* being built by finish */
 	uint64_t kernel_ns, unclassified_ns;
@@ -457,6 +509,11 @@ static inline uint32_t gw_heap_pop(struct gw_heap *h, const struct gw_op *ops)
  * as syncs, sets each device's op slice and window. With every device's kernels in add order
  * on one stream, runs (below) are found in the same walk (dev.runs_done). */
 int gw_join(struct gw_analyzer *a);
+
+/* counters.c: the measured counters' series per device, each kernel name's (and copy kind's)
+ * DRAM and SM use estimated from the windows, and the class the counters give the kernels whose
+ * estimate is clear enough (op.cls changed; causes.md, Measured counters). */
+int gw_measure_counters(struct gw_analyzer *a);
 
 /* runs.c: position i of idx, device-relative kernel indices of device d in (stream, start)
  * order, or the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment

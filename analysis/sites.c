@@ -381,6 +381,16 @@ static int cmp_blocked_acc(const void *x, const void *y, void *ctx)
 	return p->total_ns > q->total_ns ? -1 : p->total_ns < q->total_ns;
 }
 
+static int cmp_hostfn_acc(const void *x, const void *y, void *ctx)
+{
+	const struct gw_hostfn_acc *p = x, *q = y;
+
+	(void)ctx;
+	if (p->held_ns != q->held_ns)
+		return p->held_ns > q->held_ns ? -1 : 1;
+	return p->calls > q->calls ? -1 : p->calls < q->calls;
+}
+
 static char *kernel_name(struct gw_analyzer *a, unsigned trace, uint32_t id)
 {
 	const char *n = gw_an_string(a, trace, id);
@@ -411,7 +421,9 @@ int gw_build_sites(struct gw_analyzer *a)
 	    gw_sort_r(a->kstats.data, a->kstats.len, sizeof(struct gw_kernel_acc), cmp_kernel_acc,
 		      NULL) < 0 ||
 	    gw_sort_r(a->blocked.data, a->blocked.len, sizeof(struct gw_blocked_acc),
-		      cmp_blocked_acc, NULL) < 0)
+		      cmp_blocked_acc, NULL) < 0 ||
+	    gw_sort_r(a->hostfns.data, a->hostfns.len, sizeof(struct gw_hostfn_acc), cmp_hostfn_acc,
+		      NULL) < 0)
 		return -ENOMEM;
 
 	n = (unsigned)(a->syncs.len < top ? a->syncs.len : top);
@@ -585,6 +597,32 @@ int gw_build_sites(struct gw_analyzer *a)
 				  : strdup(s->longest_kind == GW_OP_MEMCPY ? "memcpy" : "memset");
 		if (!o->next)
 			return -ENOMEM;
+		if (s->held_api != UINT32_MAX) {
+			const struct gw_api *c = &((struct gw_api *)a->apis.data)[s->held_api];
+			const char *api = gw_an_string(a, c->trace, c->name_id);
+
+			if (!(o->held_by = strdup(api ? api : "(unnamed call)")) ||
+			    (r = site_of(a, c->trace, c->stack_id, &o->held_site)) < 0)
+				return o->held_by ? r : -ENOMEM;
+		}
+	}
+
+	n = (unsigned)(a->hostfns.len < top ? a->hostfns.len : top);
+	if (!(res->host_funcs = calloc(n + 1u, sizeof(*res->host_funcs))))
+		return -ENOMEM;
+	res->n_host_funcs = n;
+	for (unsigned i = 0; i < res->n_host_funcs; i++) {
+		const struct gw_hostfn_acc *s = &((struct gw_hostfn_acc *)a->hostfns.data)[i];
+		struct gw_host_func_site *o = &res->host_funcs[i];
+		const char *api = gw_an_string(a, s->trace, s->name_id);
+
+		if ((r = site_of(a, s->trace, s->stack_id, &o->site)) < 0)
+			return r;
+		if (!(o->api = strdup(api ? api : "(unnamed call)")))
+			return -ENOMEM;
+		o->calls = s->calls;
+		o->gaps = s->gaps;
+		o->held_ns = s->held_ns;
 	}
 	return 0;
 }

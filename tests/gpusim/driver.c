@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The driver API's launch entry points, called by the application itself (Triton, hand-written
  * driver code): the outermost call is then a driver-domain one, as in libcuda. */
+#include <string.h>
+
 #include <cuda.h>
 
 #include "runtime.h"
@@ -173,4 +175,26 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolP
 		RT_END(cudaErrorInvalidValue);
 	*functionPtr = (cudaFunction_t)(void *)k;
 	RT_END(k ? cudaSuccess : cudaErrorInvalidDeviceFunction);
+}
+
+/* Device queries a tool makes from its own thread (the NVML sampler matches devices by uuid):
+ * one device, its uuid the one CUPTI's DEVICE record and cudaGetDeviceProperties give. */
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
+{
+	if (!gw_sim_device_ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!device || ordinal)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = 0;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	if (!gw_sim_device_ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!uuid || dev)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(uuid->bytes, "gpusim-device-00", 16);
+	return CUDA_SUCCESS;
 }

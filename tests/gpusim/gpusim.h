@@ -43,6 +43,7 @@ struct gw_sim_config {
 	uint32_t queue_depth;
 	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
 	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
+	uint64_t hold_ns;	 /* GPUSIM_HOLD_US: the device starts nothing before then */
 	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
 	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
 	uint32_t green_sms; /* GPUSIM_GREEN_SMS: the context is a green one with that many */
@@ -50,6 +51,27 @@ struct gw_sim_config {
 	struct gw_sim_kernel_rule *kernel_us; /* GPUSIM_KERNEL_US: µs per wave */
 	size_t n_kernel_regs;
 	struct gw_sim_kernel_rule *kernel_regs; /* GPUSIM_KERNEL_REGS: registers[:static smem] */
+	/* GPUSIM_KERNEL_DRAM, _SM, _TENSOR: what a kernel uses of the device while it runs, as
+	 * the simulated NVML counters report it (a share, 0-1) */
+	size_t n_kernel_dram, n_kernel_sm, n_kernel_tensor;
+	struct gw_sim_kernel_rule *kernel_dram, *kernel_sm, *kernel_tensor;
+};
+
+/* What an operation uses of the device while it runs: shares of the full scale of the
+ * simulated NVML counters (libnvidia-ml.so.1). */
+struct gw_sim_usage {
+	double dram;	  /* DRAM bandwidth / its peak (GPUSIM_D2D_GBPS) */
+	double sm;	  /* SMs holding one of its blocks / all SMs */
+	double occupancy; /* warps resident / the SMs' maximum */
+	double tensor;	  /* tensor pipes busy */
+};
+
+/* The simulated counters' means over a window of the timeline (each operation's usage
+ * weighted by its overlap; concurrent operations add up, capped at 1), and the share of the
+ * window with any kernel running and with device memory in use. */
+struct gw_sim_activity {
+	struct gw_sim_usage mean;
+	double kernel_busy, memory_busy;
 };
 
 enum gw_sim_op_kind {
@@ -84,6 +106,9 @@ struct gw_sim_op {
 	uint8_t dst_kind;
 	bool async;
 	uint32_t value;
+	/* what it uses of the device (kernels: the GPUSIM_KERNEL_DRAM/SM/TENSOR knobs; copies
+	 * and memsets: their rate over the peak) */
+	struct gw_sim_usage usage;
 };
 
 /* An allocation or release of device, pinned or managed memory. */
@@ -164,5 +189,9 @@ void gw_sim_driver_init(void);
 int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
 /* The one context handle the runtime reports. */
 CUcontext gw_sim_context(void);
+/* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
+ * keeps each operation's usage for ten seconds after its end (work queued before NVML was
+ * loaded counts too). */
+void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
 #endif

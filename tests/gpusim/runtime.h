@@ -69,6 +69,7 @@ struct gw_sim_runtime {
 	struct gw_sim_config cfg;
 	struct gw_sim_stream legacy;
 	uint64_t device_last_end_ns;
+	uint64_t hold_until_ns;	      /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
 	uint64_t blocking_max_end_ns; /* latest end over all blocking non-legacy streams */
 	uint64_t *pending;	      /* min-heap of the ends of unfinished operations */
 	size_t n_pending;
@@ -89,6 +90,11 @@ uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name
 /* A kernel's registers per thread and static shared memory (GPUSIM_KERNEL_REGS, else 32 and 0). */
 void gw_sim_kernel_resources(const struct gw_sim_config *cfg, const char *name, uint32_t *ret_regs,
 			     uint32_t *ret_static_smem);
+
+/* A kernel's usage from the GPUSIM_KERNEL_DRAM, _SM and _TENSOR knobs (dram and tensor 0, sm
+ * sm_default, without a rule); occupancy is left to the caller. */
+void gw_sim_kernel_usage(const struct gw_sim_config *cfg, const char *name, double sm_default,
+			 struct gw_sim_usage *ret);
 
 /* launch.c: what a kernel's launch holds of an SM, by the CUDA occupancy calculator's rules
  * for the simulated GPU (compute capability 9.0, the limits of gpusim.h). */
