@@ -898,14 +898,15 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 		/* A peer copy moves data on both devices: the other one is busy copying too. */
 		if (r >= 0 && c->src_device && c->dst_device && c->src_device != c->dst_device) {
 			uint64_t other = c->src_device - 1 == c->device ? c->dst_device - 1
-								: c->src_device - 1;
+									: c->src_device - 1;
 
 			t->info.counts.peer_copies++;
 			if (other != c->device)
 				r = add_op(a, ti, GW_OP_MEMCPY, other, c->stream, c->correlation,
 					   c->start_ns, c->end_ns);
 			if (r >= 0 && other != c->device)
-				((struct gw_op *)a->ops.data)[a->ops.len - 1].cls = clamp8(c->copy_kind);
+				((struct gw_op *)a->ops.data)[a->ops.len - 1].cls =
+					clamp8(c->copy_kind);
 		}
 		break;
 	}

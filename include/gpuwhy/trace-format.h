@@ -169,10 +169,10 @@ struct gw_ips {
  * the line table. Ids start at 1. */
 #define GW_FIELDS_pycode(F)                                                                        \
 	F(U64, id)                                                                                 \
-	F(U64, version)	    /* the interpreter's (major << 8) | minor: how to read line_table */   \
-	F(U64, file_id)	    /* string (GW_STRING_PYTHON_FILE): co_filename */                      \
-	F(U64, function_id) /* string (GW_STRING_PYTHON_FUNCTION): co_qualname (3.10: co_name) */  \
-	F(U64, first_line)  /* co_firstlineno */                                                   \
+	F(U64, version)	     /* the interpreter's (major << 8) | minor: how to read line_table */  \
+	F(U64, file_id)	     /* string (GW_STRING_PYTHON_FILE): co_filename */                     \
+	F(U64, function_id)  /* string (GW_STRING_PYTHON_FUNCTION): co_qualname (3.10: co_name) */ \
+	F(U64, first_line)   /* co_firstlineno */                                                  \
 	F(BYTES, line_table) /* co_linetable: 3.10's PEP 626 table, 3.11's location table */       \
 	F(U64, flags)	     /* GW_PYCODE_* */
 
@@ -442,8 +442,8 @@ enum gw_string_kind {
 	GW_STRING_KERNEL = 1, /* mangled kernel name */
 	GW_STRING_API = 2,    /* CUDA API function name */
 	GW_STRING_OTHER = 3,
-	GW_STRING_RANGE = 4,  /* a range's registered name (nvtxDomainRegisterString) */
-	GW_STRING_DOMAIN = 5, /* an NVTX domain's name */
+	GW_STRING_RANGE = 4,	       /* a range's registered name (nvtxDomainRegisterString) */
+	GW_STRING_DOMAIN = 5,	       /* an NVTX domain's name */
 	GW_STRING_PYTHON_FILE = 6,     /* a Python code object's file name (PYCODE) */
 	GW_STRING_PYTHON_FUNCTION = 7, /* a Python code object's qualified name (PYCODE) */
 };
