@@ -26,6 +26,7 @@
 #include <gpuwhy/trace-format.h>
 
 #include "clock.h"
+#include "modules.h"
 #include "trace-writer.h"
 
 #define MAX_DEVICES   64
@@ -162,8 +163,14 @@ static const char *nvml_error(nvmlReturn_t r)
 static int load_nvml(char *why, size_t size, nvmlReturn_t *ret_status)
 {
 	const char *path = library[0] ? library : "libnvidia-ml.so.1";
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	nvmlReturn_t r;
+	void *h;
+
+	/* A fork while this thread holds the loader's lock would leave it held in the child,
+	 * whose own first dlopen (CUDA's) would wait for ever: fork waits for the load. */
+	gw_modules_walk_begin(true);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	gw_modules_walk_end();
 
 	*ret_status = NVML_SUCCESS;
 	if (!h) {
@@ -412,12 +419,15 @@ static bool device_uuid(uint32_t device, uint8_t uuid[16])
 		}
 	if (!cu_device_get) {
 		/* libcuda is loaded (CUPTI runs on it): take its functions, never load it */
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		void *h;
+
+		gw_modules_walk_begin(true);
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		gw_modules_walk_end();
 
 		*(void **)&cu_device_get = dlsym(h ? h : RTLD_DEFAULT, "cuDeviceGet");
 		*(void **)&cu_device_uuid = dlsym(h ? h : RTLD_DEFAULT, "cuDeviceGetUuid_v2");
-		if (h)
-			dlclose(h);
+		/* the reference NOLOAD took is kept: libcuda stays loaded for the process anyway */
 	}
 	if (!cu_device_get || !cu_device_uuid || cu_device_get(&dev, (int)device) != CUDA_SUCCESS ||
 	    cu_device_uuid(&u, dev) != CUDA_SUCCESS)
