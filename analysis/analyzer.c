@@ -145,9 +145,16 @@ void gw_analysis_free(struct gw_analysis *res)
 	free(res->fusion);
 	for (unsigned i = 0; i < res->n_blocked; i++) {
 		gw_site_clear(&res->blocked[i].site);
+		gw_site_clear(&res->blocked[i].held_site);
 		free(res->blocked[i].next);
+		free(res->blocked[i].held_by);
 	}
 	free(res->blocked);
+	for (unsigned i = 0; i < res->n_host_funcs; i++) {
+		gw_site_clear(&res->host_funcs[i].site);
+		free(res->host_funcs[i].api);
+	}
+	free(res->host_funcs);
 	for (unsigned i = 0; i < res->n_recs; i++)
 		free(res->recs[i].text);
 	free(res->recs);

@@ -29,6 +29,7 @@
 #include "intern.h"
 #include "modules.h"
 #include "output-path.h"
+#include "python-frames.h"
 #include "trace-writer.h"
 
 /* Host records reach the file within this (CUPTI's buffers are flushed as often, but CUPTI
@@ -106,6 +107,7 @@ static void load_config(void)
 		(struct gw_lifecycle_hooks){.wake = wake, .thread_first_event = thread_first_event};
 	r = gw_config_from_env(&config, &invalid);
 	gw_stacks_on = config.stacks;
+	gw_python_configure(config.python, config.python_layout);
 	if (r < 0)
 		say("ignoring invalid %s=%s", invalid, secure_getenv(invalid));
 }
@@ -175,6 +177,7 @@ static void at_exit(void)
 		say("%s (trace %s)", gave_up, trace_path);
 	}
 	gw_nvtx_exit_notes();
+	gw_python_exit_notes();
 	if (cupti_ready || callbacks_only) {
 		char joins[256];
 
@@ -248,6 +251,7 @@ static void atfork_child(void)
 	gw_cupti_flusher_forget();
 	gw_nvml_sampler_forget();
 	gw_nvtx_fork_child();
+	gw_python_fork_child();
 	pthread_mutex_init(&start_lock, NULL);
 	gw_thread_id_fork_child();
 }

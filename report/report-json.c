@@ -48,11 +48,14 @@ static void counts(FILE *f, const struct gw_counts *c)
 		",\"host_syncs\":%" PRIu64 ",\"memcpy\":%" PRIu64 ",\"memset\":%" PRIu64
 		",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"syncs_explicit\":%" PRIu64
 		",\"syncs_copy\":%" PRIu64 ",\"syncs_implicit\":%" PRIu64
-		",\"captured_launches\":%" PRIu64 "}",
+		",\"captured_launches\":%" PRIu64 ",\"syncs_poll\":%" PRIu64
+		",\"poll_queries\":%" PRIu64 ",\"host_functions\":%" PRIu64
+		",\"value_waits\":%" PRIu64 ",\"peer_copies\":%" PRIu64 "}",
 		c->kernels, c->tiny_kernels, c->launches, c->host_syncs, c->memcpy, c->memset,
 		c->allocations, c->frees, c->syncs_by_kind[GW_SYNC_EXPLICIT],
 		c->syncs_by_kind[GW_SYNC_COPY], c->syncs_by_kind[GW_SYNC_IMPLICIT],
-		c->captured_launches);
+		c->captured_launches, c->syncs_by_kind[GW_SYNC_POLL], c->poll_queries,
+		c->host_functions, c->value_waits, c->peer_copies);
 }
 
 /* The site's fields, inside an object already opened (leading comma included). */
@@ -71,6 +74,25 @@ static void site(FILE *f, const struct gw_site *s)
 		if (i)
 			fputc(',', f);
 		jstr(f, s->frames[i]);
+	}
+	/* the same frames, field by field, each with its language */
+	fprintf(f, "],\"lang\":\"%s\",\"native_site\":",
+		s->lang == GW_FRAME_PYTHON ? "python" : "native");
+	jstr(f, s->native);
+	fputs(",\"stack\":[", f);
+	for (unsigned i = 0; i < s->n_frames; i++) {
+		const struct gw_frame_detail *d = s->details ? &s->details[i] : NULL;
+
+		fprintf(f, "%s{\"lang\":\"%s\",\"text\":", i ? "," : "",
+			d && d->lang == GW_FRAME_PYTHON ? "python" : "native");
+		jstr(f, s->frames[i]);
+		fputs(",\"function\":", f);
+		jstr(f, d ? d->function : NULL);
+		fputs(",\"file\":", f);
+		jstr(f, d ? d->file : NULL);
+		fprintf(f, ",\"line\":%u,\"module\":", d ? d->line : 0);
+		jstr(f, d ? d->module : NULL);
+		fputc('}', f);
 	}
 	fputc(']', f);
 }
@@ -319,11 +341,22 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		",\"managed_peak_bytes\":%" PRIu64 ",\"pinned_peak_bytes\":%" PRIu64
 		",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
 		",\"recorded\":%s,\"allocator_reserved_peak_bytes\":%" PRIu64
-		",\"allocator_allocated_peak_bytes\":%" PRIu64 "}",
+		",\"allocator_allocated_peak_bytes\":%" PRIu64,
 		res->memory.managed_peak_bytes, res->memory.pinned_peak_bytes,
 		res->memory.never_freed, res->memory.never_freed_bytes,
 		res->memory.recorded ? "true" : "false", res->memory.allocator_reserved_peak_bytes,
 		res->memory.allocator_allocated_peak_bytes);
+	/* CUPTI's own buffers on the device: null when the trace does not say */
+	fputs(",\"cupti_buffer_bytes\":", f);
+	if (res->memory.cupti_buffer_bytes)
+		fprintf(f, "%" PRIu64, res->memory.cupti_buffer_bytes);
+	else
+		fputs("null", f);
+	fputs(",\"cupti_buffer_limit_bytes\":", f);
+	if (res->memory.cupti_buffer_limit_bytes)
+		fprintf(f, "%" PRIu64 "}", res->memory.cupti_buffer_limit_bytes);
+	else
+		fputs("null}", f);
 	fputs(",\"utilization\":{\"kernel_active\":", f);
 	jnum(f, res->util.kernel_active);
 	fputs(",\"sm_busy\":", f);
@@ -397,6 +430,26 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jstr(f, b->next);
 		fprintf(f, ",\"launched_in_trace\":%s", b->launched ? "true" : "false");
 		site(f, &b->site);
+		fputs(",\"held_by\":", f);
+		if (b->held_by) {
+			fputs("{\"api\":", f);
+			jstr(f, b->held_by);
+			site(f, &b->held_site);
+			fputc('}', f);
+		} else {
+			fputs("null", f);
+		}
+		fputc('}', f);
+	}
+	fputs("],\"host_function_sites\":[", f);
+	for (unsigned i = 0; i < res->n_host_funcs; i++) {
+		const struct gw_host_func_site *h = &res->host_funcs[i];
+
+		fprintf(f, "%s{\"api\":", i ? "," : "");
+		jstr(f, h->api);
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"held_ns\":%" PRIu64,
+			h->calls, h->gaps, h->held_ns);
+		site(f, &h->site);
 		fputc('}', f);
 	}
 	fputs("],\"tiny_kernels_top\":[", f);

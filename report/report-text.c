@@ -133,6 +133,16 @@ static void cause_site(FILE *f, const struct gw_analysis *res, int b, const stru
 		}
 		return;
 	case GW_BUCKET_HOST_WORK:
+		/* queued work that waited for a host function to run: named first */
+		if (res->n_host_funcs && res->host_funcs[0].held_ns) {
+			const struct gw_host_func_site *h = &res->host_funcs[0];
+
+			fprintf(f,
+				"     queued work waited %.2f ms for host functions (%s at %s%s%s, "
+				"%" PRIu64 " calls) to run on the host\n",
+				ms((double)h->held_ns), h->api, st->cyan, h->site.text, st->reset,
+				h->calls);
+		}
 		for (unsigned i = 0; i < res->n_sync_sites; i++)
 			if (res->sync_sites[i].host_work_after_ns) {
 				fprintf(f,
@@ -156,6 +166,11 @@ static void cause_site(FILE *f, const struct gw_analysis *res, int b, const stru
 				s->stream, s->device, s->gaps, ms((double)s->longest_ns), s->next,
 				st->cyan, s->launched ? s->site.text : "launched before the trace",
 				st->reset);
+			if (s->held_by)
+				fprintf(f,
+					"     held by %s at %s%s%s: a wait for a value in memory, "
+					"which something outside the GPU's queued work writes\n",
+					s->held_by, st->cyan, s->held_site.text, st->reset);
 		}
 		return;
 	default:
@@ -390,8 +405,12 @@ static bool libc_start_frame(const char *frame)
 	return false;
 }
 
+/* Below a site's line: for a Python site, the native frame that issued the CUDA call; then
+ * the frames that called it. */
 static void site_frames(FILE *f, const struct gw_site *s)
 {
+	if (s->native)
+		fprintf(f, "          via %s\n", s->native);
 	for (unsigned i = 1; i < s->n_frames && i < 4 && !libc_start_frame(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
 }
@@ -608,6 +627,15 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	if (c->captured_launches)
 		fprintf(f, "; %" PRIu64 " launches recorded into CUDA graphs (not run then)",
 			c->captured_launches);
+	if (c->syncs_by_kind[GW_SYNC_POLL])
+		fprintf(f, "; %" PRIu64 " polling waits (%" PRIu64 " queries)",
+			c->syncs_by_kind[GW_SYNC_POLL], c->poll_queries);
+	if (c->host_functions)
+		fprintf(f, "; %" PRIu64 " host functions", c->host_functions);
+	if (c->value_waits)
+		fprintf(f, "; %" PRIu64 " waits for a value", c->value_waits);
+	if (c->peer_copies)
+		fprintf(f, "; %" PRIu64 " peer-to-peer copies", c->peer_copies);
 	fputc('\n', f);
 	fprintf(f, "Memory: peak %s", human(res->memory.peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", final %s", human(res->memory.final_bytes, hb, sizeof(hb)));
@@ -616,6 +644,17 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 		human(res->memory.never_freed_bytes, hb, sizeof(hb)));
 	fprintf(f, "; managed peak %s", human(res->memory.managed_peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", pinned host peak %s\n", human(res->memory.pinned_peak_bytes, hb, sizeof(hb)));
+	/* the profiler's own device memory: the program had that much less under gpuwhy */
+	if (res->memory.cupti_buffer_bytes) {
+		fprintf(f, "Profiler (CUPTI) buffers: at least %s of device memory a GPU",
+			human(res->memory.cupti_buffer_bytes, hb, sizeof(hb)));
+		if (res->memory.cupti_buffer_limit_bytes)
+			fprintf(f, ", up to %s under a dense flow of kernels",
+				human(res->memory.cupti_buffer_limit_bytes, hb, sizeof(hb)));
+		fputs(", not in the peak above: a run near the memory limit has that much less "
+		      "under gpuwhy\n",
+		      f);
+	}
 
 	step_details(f, res, st);
 	if (res->n_sync_sites) {
@@ -629,6 +668,17 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				s->api, gw_sync_kind_name(s->kind)->key, s->count,
 				ms((double)s->wait_ns), ms((double)s->exposed_ns), s->site.text);
 			site_frames(f, &s->site);
+		}
+	}
+	if (res->n_host_funcs) {
+		fprintf(f, "\n%sHost functions%s (queued work they held, host work)\n", st->bold,
+			st->reset);
+		for (unsigned i = 0; i < res->n_host_funcs; i++) {
+			const struct gw_host_func_site *h = &res->host_funcs[i];
+
+			fprintf(f, "  %-24s x%-8" PRIu64 " held %9.2f ms (%" PRIu64 " gaps)  %s\n",
+				h->api, h->calls, ms((double)h->held_ns), h->gaps, h->site.text);
+			site_frames(f, &h->site);
 		}
 	}
 	if (res->n_tiny_kernels) {
@@ -680,6 +730,7 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				human(s->bytes, hb, sizeof(hb)), s->count,
 				human(s->max_bytes, hb2, sizeof(hb2)), s->never_freed,
 				s->site.text);
+			site_frames(f, &s->site);
 		}
 	}
 	if (res->n_devices > 1) {

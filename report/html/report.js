@@ -656,13 +656,20 @@
 	// ---------- causes and tables ----------
 	// A row's call site: its text ("site") and the frames below it.
 	const siteText = (r) => (r && r.site) || "(no stack)";
+	// Python frames and native ones are told apart by a tag; a Python site shows the native frame
+	// that issued the CUDA call under it ("via").
+	const langTag = (lang) => el("span", { class: "lang lang-" + lang, text: lang === "python" ? "py" : "C" });
 	const siteCell = (r) => {
 		const td = el("td", { class: "site" });
 		const text = siteText(r);
 		const frames = (r && r.frames) || [];
+		const stack = (r && r.stack) || [];
+		const python = stack.some((f) => f.lang === "python");
+		const item = (f, i) => el("li", {}, ...(python && stack[i] ? [langTag(stack[i].lang), " "] : []), f);
 		if (frames.length > 1) {
-			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map((f) => el("li", { text: f })))));
+			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map(item))));
 		} else td.textContent = text;
+		if (r && r.native_site) td.append(el("div", { class: "via", text: "via " + r.native_site }));
 		return td;
 	};
 

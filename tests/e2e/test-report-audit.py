@@ -7,8 +7,10 @@ measurements) under libgpuwhy.so; its JSON report must meet what the program's c
 derives by hand from its constants, gpusim's cost model and design.md's rules: exact counts and
 memory figures, device-time shares (gpusim makes kernel and copy durations exact, the window
 is measured), and bounds for host-time shares. The constants below are the programs'.
-A program is run up to three times and passes when one run meets every check: a loaded
-machine can stretch host time, a wrong rule fails all three (the failures are printed).
+Each program runs once and passes or fails: host time on a loaded machine only stretches
+what the checks bound, and where a derivation needs the host to stay ahead of the GPU the
+device is held until the host has queued its work (GPUSIM_HOLD_US), so a descheduled host
+thread cannot change the device timeline. scripts/load-test.py checks that on a busy machine.
 """
 import argparse
 import os
@@ -81,7 +83,8 @@ def graph_replay(c, text):
     c.ok(c.r['breakdown']['dependency_chain'] == 0, 'period 10 is no chain (1-4)')
     # The host stays ahead: every gap is a queued 1 us (QUEUE_US) gap, launch_overhead.
     c.near_us('launch_overhead', (k - 1) * 1.0, 0.5, '1999 queued 1 us gaps')
-    c.ok(abs(c.window_us - (k * wave + k - 1)) < 0.5, f'window {c.window_us} us, want 11999')
+    c.ok(abs(c.window_us - (k * wave + k - 1)) < 0.5,
+         f'window {c.window_us} us, want {k * wave + k - 1}')
     c.ok(c.r['dominant_cause'] == 'small_batch', 'dominant small_batch')
     c.ok(not c.r['fusion_candidates'], 'a period of 10 is no fusion candidate (2-8 kernels)')
     # The kernels already run from a graph: the advice must not be to capture them in one.
@@ -94,22 +97,31 @@ def graph_replay(c, text):
 
 def sync_poll(c, text):
     iters, kernel_us = 100, 2 * 250.0
-    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=iters + 2,
-             syncs_explicit=iters + 1, syncs_implicit=1, tiny_kernels=0)
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=2 * iters + 2,
+             syncs_explicit=iters + 1, syncs_poll=iters, syncs_implicit=1, tiny_kernels=0)
+    c.ok(c.r['counts']['poll_queries'] >= 2 * iters,
+         f"{c.r['counts']['poll_queries']} queries in {iters} polling waits: at least 2 each")
     # Full-wave kernels (fill 1), unclassified names: compute is exactly their time.
     c.near_us('compute', 2 * iters * kernel_us, 1.0, '200 kernels of 2 waves x 250 us')
-    ev = c.site('cudaEventSynchronize')
-    c.ok(ev['count'] == iters, f"event syncs {ev['count']}")
+    ev, poll = c.site('cudaEventSynchronize'), c.site('cudaStreamQuery')
+    c.ok(ev['count'] == iters and poll['count'] == iters,
+         f"event syncs {ev['count']}, polling waits {poll['count']}")
+    c.ok(poll['kind'] == 'poll', f"the polling site's kind is {poll['kind']}")
     # Each waited for at most its whole kernel; the debt is what the rule may charge.
-    c.ok(0 < ev['wait_ns'] <= iters * kernel_us * 1e3, f"event sync wait {ev['wait_ns']} ns")
+    for s in (ev, poll):
+        c.ok(0 < s['wait_ns'] <= iters * kernel_us * 1e3, f"{s['api']} wait {s['wait_ns']} ns")
     hs = c.us('host_sync')
-    c.ok(hs <= ev['wait_ns'] / 1e3 + 1, f'host_sync {hs:.0f} us over the debt: a sync can at '
-         'most double the time it waited')
-    # Each of the 99 gaps after an event sync holds at least a 4 us launch call (paid by a
-    # debt of hundreds of us); the polled phase sets no debt, so all of host_sync is theirs.
-    c.ok(hs >= (iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(iters - 1) * 4}')
-    c.ok(abs(ev['exposed_ns'] / 1e3 - hs) < 1, 'host_sync is the event syncs\' exposed time')
+    c.ok(hs <= (ev['wait_ns'] + poll['wait_ns']) / 1e3 + 1,
+         f'host_sync {hs:.0f} us over the debts: a sync can at most double the time it waited')
+    # Each of the 199 gaps after a wait holds at least a 4 us launch call, paid by a debt of
+    # hundreds of us, the polled phase's as the event-synced one's.
+    c.ok(hs >= (2 * iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(2 * iters - 1) * 4}')
+    c.ok(poll['exposed_ns'] >= (iters - 1) * 4000,
+         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(iters - 1) * 4000}")
+    c.ok(abs((ev['exposed_ns'] + poll['exposed_ns']) / 1e3 - hs) < 1,
+         'host_sync is the event syncs\' and the polling waits\' exposed time')
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
+    c.ok('cudaStreamQuery' in text and 'poll' in text, 'the text report lists the polling site')
 
 
 def memcpy_kinds(c, text):
@@ -195,17 +207,17 @@ def alloc_churn(c, text):
 
 
 def two_streams(c, text):
-    iters, us, blocks = 150, 200.0, 792
+    iters, us = 150, 200.0
     c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=3, syncs_explicit=2,
              syncs_implicit=1)
-    # Both kernels of a step run together at fill min(1, 2 * 0.75) = 1: compute is the step's
-    # time, not the sum of fills (300 us); the first step may or may not overlap.
-    f = blocks / CAP
-    lo, hi = (iters - 1) * us, (iters - 1) * us + 2 * f * us
-    comp = c.us('compute')
-    c.ok(lo - 0.5 <= comp <= hi + 0.5, f'compute {comp:.0f} us, want [{lo:.0f}, {hi:.0f}]')
-    c.ok(c.us('small_batch') <= 2 * (1 - f) * us + 0.5,
-         f"small_batch {c.us('small_batch'):.0f} us: only the first step can under-fill")
+    # The device is held until both threads have queued every step: both kernels of each step
+    # run together at fill min(1, 2 * 0.75) = 1, so compute is the steps' time, not the sum of
+    # fills (1.5x), and nothing runs alone (no small_batch).
+    c.near_us('compute', iters * us, 0.5, 'both kernels of every step together at fill 1')
+    c.near_us('small_batch', 0, 0.5, 'no kernel runs alone')
+    c.near_us('launch_overhead', iters - 1, 0.5, f'{iters - 1} queued 1 us gaps')
+    c.ok(abs(c.window_us - (iters * us + iters - 1)) < 0.5,
+         f'window {c.window_us} us, want {iters * us + iters - 1}')
     c.ok(c.r['breakdown']['dependency_chain'] == 0, 'overlapped kernels are no chain')
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
 
@@ -259,12 +271,13 @@ def edge_cases(tmp):
 
 
 PROGRAMS = [
-    (graph_replay, {}),
+    # the device waits until the host has queued everything (GPUSIM_HOLD_US): see the programs
+    (graph_replay, {'GPUSIM_HOLD_US': '200000', 'GPUSIM_QUEUE_DEPTH': '4096'}),
     (sync_poll, {'GPUSIM_KERNEL_US': 'tile_step=250'}),
     (memcpy_kinds, {}),
     (host_item, {'GPUSIM_KERNEL_US': 'tile_matmul=100'}),
     (alloc_churn, {}),
-    (two_streams, {'GPUSIM_KERNEL_US': 'half_step=200'}),
+    (two_streams, {'GPUSIM_KERNEL_US': 'half_step=200', 'GPUSIM_HOLD_US': '2000000'}),
     (occupancy, {'GPUSIM_KERNEL_US': 'smem_tile=100,wide_tile=100'}),
 ]
 
@@ -281,21 +294,15 @@ def main():
         for fn, env in PROGRAMS:
             if ARGS.only and ARGS.only != fn.__name__:
                 continue
-            errors = []
-            for attempt in range(3):
-                why, r, text = run(fn.__name__, (), env, tmp)
-                if why:
-                    errors = [why]
-                    continue
+            why, r, text = run(fn.__name__, (), env, tmp)
+            if why:
+                errors = [why]
+            else:
                 c = Checker(r)
                 c.sums_to_one()
                 fn(c, text)
                 errors = c.errors
-                if not errors:
-                    break
-                print(f'  {fn.__name__} run {attempt + 1}: ' + '; '.join(errors))
-            expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or
-                                                     f'as derived (runs: {attempt + 1})'))
+            expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or 'as derived'))
         if not ARGS.only or ARGS.only == 'edge_cases':
             edge_cases(tmp)
     print(f'{len(FAILS)} failed')

@@ -99,6 +99,7 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	cfg->wave_ns = us_to_ns(env_num("GPUSIM_WAVE_US", 5));
 	cfg->init_ns = us_to_ns(env_num("GPUSIM_INIT_MS", 0) * 1000.0);
 	cfg->module_load_ns = us_to_ns(env_num("GPUSIM_MODULE_LOAD_US", 0));
+	cfg->hold_ns = us_to_ns(env_num("GPUSIM_HOLD_US", 0));
 	cfg->copy_ns = us_to_ns(env_num("GPUSIM_COPY_US", 5));
 	cfg->h2d_gbps = env_num("GPUSIM_H2D_GBPS", 25);
 	cfg->d2h_gbps = env_num("GPUSIM_D2H_GBPS", 25);

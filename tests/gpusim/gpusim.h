@@ -43,6 +43,7 @@ struct gw_sim_config {
 	uint32_t queue_depth;
 	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
 	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
+	uint64_t hold_ns;	 /* GPUSIM_HOLD_US: the device starts nothing before then */
 	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
 	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
 	uint32_t green_sms; /* GPUSIM_GREEN_SMS: the context is a green one with that many */

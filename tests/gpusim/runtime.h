@@ -69,6 +69,7 @@ struct gw_sim_runtime {
 	struct gw_sim_config cfg;
 	struct gw_sim_stream legacy;
 	uint64_t device_last_end_ns;
+	uint64_t hold_until_ns;	      /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
 	uint64_t blocking_max_end_ns; /* latest end over all blocking non-legacy streams */
 	uint64_t *pending;	      /* min-heap of the ends of unfinished operations */
 	size_t n_pending;

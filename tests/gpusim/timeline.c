@@ -506,7 +506,11 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 		now = gw_sim_now_ns();
 		heap_drain(now);
 	}
-	start = now;
+	/* GPUSIM_HOLD_US: the host queues ahead of a device that has not started yet, so a test
+	 * that needs the host to stay ahead does not depend on when the host was scheduled. */
+	if (gw_sim_rt.cfg.hold_ns && !gw_sim_rt.hold_until_ns)
+		gw_sim_rt.hold_until_ns = now + gw_sim_rt.cfg.hold_ns;
+	start = now > gw_sim_rt.hold_until_ns ? now : gw_sim_rt.hold_until_ns;
 	dep = ready_after(s);
 	if (dep && dep + gw_sim_rt.cfg.queue_ns > start)
 		start = dep + gw_sim_rt.cfg.queue_ns;
