@@ -114,7 +114,7 @@ struct gw_sim_runtime {
 	uint32_t held[GW_SIM_MAX_DEVICES];	    /* streams held by a host function or wait */
 	uint32_t held_blocking[GW_SIM_MAX_DEVICES]; /* of them, blocking non-legacy ones */
 	uint64_t hold_until_ns; /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
-	uint64_t *pending; /* min-heap of the ends of unfinished operations */
+	uint64_t *pending;	/* min-heap of the ends of unfinished operations */
 	size_t n_pending;
 	size_t cap_pending;
 	uint32_t next_stream_id;
