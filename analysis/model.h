@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <regex.h>
+
 #include "analysis.h"
 #include "symbolize.h"
 #include "util.h"
@@ -53,7 +55,8 @@ struct gw_op {
 	struct gw_launch_shape shape; /* kernels */
 	uint16_t dev;		      /* index into the analyzer's device table */
 	uint16_t trace;		      /* a GPU several processes shared holds ops of each */
-	uint8_t kind, flags, cls;
+	uint8_t kind, flags;
+	uint8_t cls; /* kernels: enum gw_bucket (the join); copies: CUpti_ActivityMemcpyKind */
 };
 
 /* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
@@ -98,7 +101,7 @@ struct gw_mev {
 /* The event view's material (keep_events), names still string ids. */
 struct gw_vcall {
 	uint64_t tid, start_ns, end_ns, corr, stream, bytes;
-	uint32_t name_id, kernel_id, domain, cbid;
+	uint32_t name_id, kernel_id, domain, cbid, stack_id;
 	uint16_t trace;
 	uint8_t category, sync_kind;
 };
@@ -136,6 +139,25 @@ struct gw_range_name {
 	uint64_t count;	  /* ranges of this name */
 	uint16_t trace;
 	bool step; /* the steps stage: the name matches the step pattern */
+};
+
+/* A METRIC record: a measured counter's mean over a window (device: the trace's id until the
+ * counters stage). 32 bytes. */
+struct gw_metric_ent {
+	uint64_t start_ns, end_ns;
+	float value; /* 0-1 */
+	uint32_t device;
+	uint16_t trace;
+	uint8_t counter; /* enum gw_counter - 64 */
+};
+
+/* A SAMPLER record: how a trace's device was sampled, or why not. */
+struct gw_sampler_ent {
+	uint64_t device; /* the trace's id; UINT64_MAX: every device */
+	uint64_t period_ns;
+	char *reason;
+	uint16_t trace;
+	uint8_t source;
 };
 
 /* Up to this many contributors of each bucket are kept for each watched step. */
@@ -178,7 +200,8 @@ struct gw_step_watch {
 #define GW_VIEW_MAX_FILL_STEPS (4u << 20)
 
 struct gw_stack {
-	uint64_t *ips; /* return addresses, or FRAME ids (kind GW_STACK_FRAMES) */
+	uint64_t *ips; /* return addresses, FRAME ids (GW_STACK_FRAMES), or return addresses and
+			* GW_PYFRAME words (GW_STACK_MIXED) */
 	uint32_t depth;
 	uint8_t kind; /* enum gw_stack_kind */
 };
@@ -199,6 +222,14 @@ struct gw_frame_ent {
 	uint8_t lang; /* enum gw_frame_lang */
 };
 
+/* A PYCODE record: a Python code object of a captured trace. */
+struct gw_pycode_ent {
+	uint32_t file_id, function_id, first_line;
+	uint16_t version; /* (major << 8) | minor: how to read the table */
+	uint32_t table_len;
+	uint8_t *table; /* co_linetable; NULL when empty or cut */
+};
+
 struct gw_string_ent {
 	char *text;
 	uint8_t cls; /* kernel class + 1 (0x80: a rule matched); 0 not yet classified */
@@ -217,6 +248,8 @@ struct gw_trace_st {
 	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
 	struct gw_vec frames;	   /* struct gw_frame_ent */
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
+	struct gw_vec pycodes;	   /* struct gw_pycode_ent */
+	struct gw_hmap pycode_map; /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
 	struct gw_vec capturing;   /* streams recording a graph now, in API order (collect.c) */
@@ -331,6 +364,8 @@ struct gw_alloc_acc {
 
 struct gw_analyzer {
 	struct gw_analysis_options opt;
+	regex_t site_filter; /* opt.site_filter compiled, when site_filter_set */
+	bool site_filter_set;
 	struct gw_vec traces;		      /* struct gw_trace_st */
 	struct gw_vec devs;		      /* struct gw_dev_st */
 	struct gw_hmap dev_map;		      /* (trace, device id) -> index + 1 */
@@ -384,7 +419,13 @@ struct gw_analyzer {
 	struct gw_vec vthreads; /* struct gw_vthread */
 	struct gw_vec vfill;	/* struct gw_view_step, device = device table index */
 	struct gw_vec vmem;	/* struct gw_view_step */
+	struct gw_vec vsites;	/* struct gw_site: the calls' stacks, resolved by the sites stage */
+	struct gw_hmap vsite_map; /* (trace, stack id) -> index + 1 into vsites */
 	bool vfill_capped;
+
+	/* measured counters (collect, counters) */
+	struct gw_vec metrics;	/* struct gw_metric_ent */
+	struct gw_vec samplers; /* struct gw_sampler_ent */
 
 	struct gw_analysis *res; /* being built by finish */
 	uint64_t kernel_ns, unclassified_ns;
@@ -468,6 +509,11 @@ static inline uint32_t gw_heap_pop(struct gw_heap *h, const struct gw_op *ops)
  * as syncs, sets each device's op slice and window. With every device's kernels in add order
  * on one stream, runs (below) are found in the same walk (dev.runs_done). */
 int gw_join(struct gw_analyzer *a);
+
+/* counters.c: the measured counters' series per device, each kernel name's (and copy kind's)
+ * DRAM and SM use estimated from the windows, and the class the counters give the kernels whose
+ * estimate is clear enough (op.cls changed; causes.md, Measured counters). */
+int gw_measure_counters(struct gw_analyzer *a);
 
 /* runs.c: position i of idx, device-relative kernel indices of device d in (stream, start)
  * order, or the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment

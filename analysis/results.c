@@ -429,7 +429,6 @@ int gw_build_results(struct gw_analyzer *a)
 	}
 	pick_dominant(res->breakdown, &res->dominant, &res->top_idle);
 	res->util.compute = res->breakdown[GW_BUCKET_COMPUTE];
-	res->util.memory_bandwidth = -1;
 	res->unclassified_kernel_share =
 		a->kernel_ns ? (double)a->unclassified_ns / (double)a->kernel_ns : 0;
 	return step_results(a);

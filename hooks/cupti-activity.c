@@ -17,6 +17,7 @@
 #include "capture-state.h"
 #include "clock.h"
 #include "correlation.h"
+#include "nvml-sampler.h"
 #include "subscriber.h"
 #include "intern.h"
 #include "trace-writer.h"
@@ -312,6 +313,8 @@ static void convert_device(const CUpti_ActivityDevice5 *d)
 
 	device_seen = true;
 	gw_emit(GW_REC_DEVICE, &r);
+	/* the sampler of measured counters samples the devices the program uses */
+	gw_nvml_device_seen(d->id, (const uint8_t *)d->uuid.bytes);
 }
 
 /* Start-up work CUPTI timed: lazy loading of a kernel or module, PTX compilation. CUPTI's own

@@ -8,6 +8,7 @@
 #include "correlation.h"
 #include "subscriber.h"
 #include "intern.h"
+#include "nvml-sampler.h"
 #include "stacks.h"
 #include "trace-writer.h"
 
@@ -464,6 +465,8 @@ static uint32_t device_of(struct call_stack *cs, CUcontext ctx)
 		dev = 0;
 	cs->context = ctx;
 	cs->device = dev;
+	/* the sampler of measured counters samples the devices the program uses */
+	gw_nvml_device_used(dev);
 	return dev;
 }
 

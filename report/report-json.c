@@ -75,6 +75,25 @@ static void site(FILE *f, const struct gw_site *s)
 			fputc(',', f);
 		jstr(f, s->frames[i]);
 	}
+	/* the same frames, field by field, each with its language */
+	fprintf(f, "],\"lang\":\"%s\",\"native_site\":",
+		s->lang == GW_FRAME_PYTHON ? "python" : "native");
+	jstr(f, s->native);
+	fputs(",\"stack\":[", f);
+	for (unsigned i = 0; i < s->n_frames; i++) {
+		const struct gw_frame_detail *d = s->details ? &s->details[i] : NULL;
+
+		fprintf(f, "%s{\"lang\":\"%s\",\"text\":", i ? "," : "",
+			d && d->lang == GW_FRAME_PYTHON ? "python" : "native");
+		jstr(f, s->frames[i]);
+		fputs(",\"function\":", f);
+		jstr(f, d ? d->function : NULL);
+		fputs(",\"file\":", f);
+		jstr(f, d ? d->file : NULL);
+		fprintf(f, ",\"line\":%u,\"module\":", d ? d->line : 0);
+		jstr(f, d ? d->module : NULL);
+		fputc('}', f);
+	}
 	fputc(']', f);
 }
 
@@ -84,6 +103,126 @@ static void bucket_values(FILE *f, const double *v)
 }
 
 /* "steps": every step; "step_summary": the statistics over them and the slowest. */
+static void jnum_or_null(FILE *f, double v)
+{
+	if (v < 0)
+		fputs("null", f);
+	else
+		jnum(f, v);
+}
+
+/* One device's series: {"dram_bw_util": [[t_ns, value], ...], ...}; each value holds from its
+ * time to the next point's, and a last point at the last window's end closes the series. */
+static void series_of(FILE *f, const struct gw_counters *c, unsigned device)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (unsigned i = 0; i < c->n_series; i++) {
+		const struct gw_counter_series *s = &c->series[i];
+
+		if (s->device != device)
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		jkey(f, s->key);
+		fputc('[', f);
+		for (size_t k = 0; k < s->n; k++) {
+			fprintf(f, "%s[%" PRIu64 ",", k ? "," : "", s->points[k].start_ns);
+			jnum(f, s->points[k].value);
+			fputc(']', f);
+		}
+		if (s->n) {
+			fprintf(f, ",[%" PRIu64 ",", s->points[s->n - 1].end_ns);
+			jnum(f, s->points[s->n - 1].value);
+			fputc(']', f);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void counters(FILE *f, const struct gw_counters *c)
+{
+	static const char *const sources[] = {NULL, "gpm", "samples"};
+	unsigned devices[64], nd = 0;
+
+	for (unsigned i = 0; i < c->n_series; i++) {
+		unsigned k = 0;
+
+		while (k < nd && devices[k] != c->series[i].device)
+			k++;
+		if (k == nd && nd < 64)
+			devices[nd++] = c->series[i].device;
+	}
+	fprintf(f, "{\"measured\":%s,\"source\":", c->measured ? "true" : "false");
+	jstr(f, c->measured && c->source < 3 ? sources[c->source] : NULL);
+	fputs(",\"period_ns\":", f);
+	if (c->period_ns)
+		fprintf(f, "%" PRIu64, c->period_ns);
+	else
+		fputs("null", f);
+	fputs(",\"reason\":", f);
+	jstr(f, c->measured ? NULL : c->reason);
+	/* the first device's series at the top, every device's below */
+	fputs(",\"series\":", f);
+	if (nd)
+		series_of(f, c, devices[0]);
+	else
+		fputs("{}", f);
+	fputs(",\"devices\":[", f);
+	for (unsigned k = 0; k < nd; k++) {
+		fprintf(f, "%s{\"device\":%u,\"means\":{", k ? "," : "", devices[k]);
+		for (unsigned i = 0, n = 0; i < c->n_series; i++)
+			if (c->series[i].device == devices[k]) {
+				fputs(n++ ? "," : "", f);
+				jkey(f, c->series[i].key);
+				jnum_or_null(f, c->series[i].mean);
+			}
+		fputs("},\"series\":", f);
+		series_of(f, c, devices[k]);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"windows\":%u,\"dram_fit_rms\":", c->windows);
+	jnum(f, c->dram_fit_rms);
+	fputs(",\"dram_r2\":", f);
+	jnum(f, c->windows ? c->dram_r2 : NAN);
+	fputs(",\"reclassified_share\":", f);
+	jnum(f, c->reclassified_share);
+	fputs(",\"estimates\":[", f);
+	for (unsigned i = 0; i < c->n_estimates; i++) {
+		const struct gw_usage_estimate *e = &c->estimates[i];
+
+		fprintf(f, "%s{\"device\":%u,\"name\":", i ? "," : "", e->device);
+		jstr(f, e->name);
+		fprintf(f, ",\"kernels\":%s,\"busy_ns\":%" PRIu64 ",\"windows\":%u,\"dram\":",
+			e->kernels ? "true" : "false", e->busy_ns, e->windows);
+		jnum(f, e->dram);
+		fputs(",\"dram_se\":", f);
+		jnum_or_null(f, e->dram_se);
+		fputs(",\"sm\":", f);
+		jnum_or_null(f, e->sm);
+		fputs(",\"sm_se\":", f);
+		jnum_or_null(f, e->sm < 0 ? -1 : e->sm_se);
+		fputs(",\"name_class\":", f);
+		jstr(f, e->kernels ? gw_buckets[e->name_class].key : NULL);
+		fputs(",\"measured_class\":", f);
+		jstr(f, e->kernels && e->measured_class < GW_BUCKET_COUNT
+				? gw_buckets[e->measured_class].key
+				: NULL);
+		fputs(",\"agrees\":", f);
+		fputs(!e->kernels || e->measured_class >= GW_BUCKET_COUNT ? "null"
+		      : e->measured_class == e->name_class		  ? "true"
+									  : "false",
+		      f);
+		fputs(",\"confidence\":", f);
+		jstr(f, e->confidence);
+		fprintf(f, ",\"applied\":%s}", e->applied ? "true" : "false");
+	}
+	fputs("]}", f);
+}
+
 static void steps(FILE *f, const struct gw_steps *ss)
 {
 	fputs(",\"steps\":[", f);
@@ -234,8 +373,14 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	fputs(",\"sources\":{\"kernel_active\":\"share of time with any kernel running "
 	      "(nvidia-smi GPU-Util)\",\"sm_busy\":\"mean SM fill from launch configurations "
 	      "(estimate of DCGM SM_ACTIVE)\",\"compute\":\"the compute bucket\","
-	      "\"memory_bandwidth\":\"hardware counters only; not measured\"}}",
+	      "\"memory_bandwidth\":",
 	      f);
+	jstr(f, res->util.memory_bandwidth >= 0
+			? "measured: NVML GPM DRAM_BW_UTIL, mean over the devices' windows"
+			: "hardware counters only; not measured");
+	fputs("},\"counters\":", f);
+	counters(f, &res->counters);
+	fputc('}', f);
 	fprintf(f, ",\"quadrant\":{\"memory\":\"%s\",\"compute\":\"%s\"}",
 		!res->memory.recorded ? "unknown"
 		: res->memory_high    ? "high"

@@ -154,6 +154,26 @@ static void call_event(struct gw_pf *pf, const struct gw_view_call *c)
 		fputs(",\"kernel\":", f);
 		gw_json_cstr(f, c->kernel);
 	}
+	if (c->site && c->site->n_frames) {
+		const struct gw_site *s = c->site;
+
+		/* the call site as the report names it, and the frames below it */
+		fputs(",\"site\":", f);
+		gw_json_cstr(f, s->text);
+		fprintf(f, ",\"site_lang\":\"%s\"",
+			s->lang == GW_FRAME_PYTHON ? "python" : "native");
+		if (s->native) {
+			fputs(",\"native_site\":", f);
+			gw_json_cstr(f, s->native);
+		}
+		fputs(",\"stack\":[", f);
+		for (unsigned i = 0; i < s->n_frames; i++) {
+			if (i)
+				fputc(',', f);
+			gw_json_cstr(f, s->frames[i]);
+		}
+		fputc(']', f);
+	}
 	fputs("}}", f);
 }
 

@@ -46,6 +46,7 @@ struct gw_sim_config {
 	uint32_t queue_depth;
 	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
 	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
+	uint64_t hold_ns;	 /* GPUSIM_HOLD_US: the device starts nothing before then */
 	bool nested_shared_correlation; /* GPUSIM_NESTED_CORRELATION=shared */
 	bool gpu_driver_correlation;	/* GPUSIM_GPU_CORRELATION=driver */
 	uint32_t green_sms; /* GPUSIM_GREEN_SMS: the context is a green one with that many */
@@ -53,6 +54,27 @@ struct gw_sim_config {
 	struct gw_sim_kernel_rule *kernel_us; /* GPUSIM_KERNEL_US: µs per wave */
 	size_t n_kernel_regs;
 	struct gw_sim_kernel_rule *kernel_regs; /* GPUSIM_KERNEL_REGS: registers[:static smem] */
+	/* GPUSIM_KERNEL_DRAM, _SM, _TENSOR: what a kernel uses of the device while it runs, as
+	 * the simulated NVML counters report it (a share, 0-1) */
+	size_t n_kernel_dram, n_kernel_sm, n_kernel_tensor;
+	struct gw_sim_kernel_rule *kernel_dram, *kernel_sm, *kernel_tensor;
+};
+
+/* What an operation uses of the device while it runs: shares of the full scale of the
+ * simulated NVML counters (libnvidia-ml.so.1). */
+struct gw_sim_usage {
+	double dram;	  /* DRAM bandwidth / its peak (GPUSIM_D2D_GBPS) */
+	double sm;	  /* SMs holding one of its blocks / all SMs */
+	double occupancy; /* warps resident / the SMs' maximum */
+	double tensor;	  /* tensor pipes busy */
+};
+
+/* The simulated counters' means over a window of the timeline (each operation's usage
+ * weighted by its overlap; concurrent operations add up, capped at 1), and the share of the
+ * window with any kernel running and with device memory in use. */
+struct gw_sim_activity {
+	struct gw_sim_usage mean;
+	double kernel_busy, memory_busy;
 };
 
 enum gw_sim_op_kind {
@@ -64,7 +86,7 @@ enum gw_sim_op_kind {
 /* One operation placed on the virtual device timeline, as handed to the CUPTI stand-in. */
 struct gw_sim_op {
 	enum gw_sim_op_kind kind;
-	uint64_t queued_ns;
+	uint64_t queued_ns; /* set before gw_sim_enqueue: when its call issued it (0: then) */
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint32_t stream_id;
@@ -94,6 +116,9 @@ struct gw_sim_op {
 	/* a copy between two devices: CUPTI's MEMCPY2 record (CUpti_ActivityMemcpyPtoP4) */
 	bool peer;
 	uint32_t src_device, dst_device;
+	/* what it uses of the device (kernels: the GPUSIM_KERNEL_DRAM/SM/TENSOR knobs; copies
+	 * and memsets: their rate over the peak) */
+	struct gw_sim_usage usage;
 };
 
 /* An allocation or release of device, pinned or managed memory. */
@@ -177,5 +202,9 @@ CUcontext gw_sim_context(void);
 /* Device d's context; the device of a context, or -1 for a handle that is none. */
 CUcontext gw_sim_device_context(unsigned int d);
 int gw_sim_context_device(CUcontext ctx);
+/* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
+ * keeps each operation's usage for ten seconds after its end (work queued before NVML was
+ * loaded counts too). */
+void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
 #endif

@@ -113,7 +113,8 @@ struct gw_sim_runtime {
 	uint64_t blocking_max_end_ns[GW_SIM_MAX_DEVICES];
 	uint32_t held[GW_SIM_MAX_DEVICES];	    /* streams held by a host function or wait */
 	uint32_t held_blocking[GW_SIM_MAX_DEVICES]; /* of them, blocking non-legacy ones */
-	uint64_t *pending; /* min-heap of the ends of unfinished operations */
+	uint64_t hold_until_ns; /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
+	uint64_t *pending;	/* min-heap of the ends of unfinished operations */
 	size_t n_pending;
 	size_t cap_pending;
 	uint32_t next_stream_id;
@@ -132,6 +133,11 @@ uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name
 /* A kernel's registers per thread and static shared memory (GPUSIM_KERNEL_REGS, else 32 and 0). */
 void gw_sim_kernel_resources(const struct gw_sim_config *cfg, const char *name, uint32_t *ret_regs,
 			     uint32_t *ret_static_smem);
+
+/* A kernel's usage from the GPUSIM_KERNEL_DRAM, _SM and _TENSOR knobs (dram and tensor 0, sm
+ * sm_default, without a rule); occupancy is left to the caller. */
+void gw_sim_kernel_usage(const struct gw_sim_config *cfg, const char *name, double sm_default,
+			 struct gw_sim_usage *ret);
 
 /* launch.c: what a kernel's launch holds of an SM, by the CUDA occupancy calculator's rules
  * for the simulated GPU (compute capability 9.0, the limits of gpusim.h). */
@@ -198,8 +204,9 @@ struct gw_sim_copy_req {
 	size_t depth;  /* 3D copies only; 0 means 1 */
 	size_t dslice; /* bytes between slices */
 	size_t sslice;
-	bool direct; /* the driver API's own entry point: no nested driver call */
-	bool moved;  /* the bytes were moved already (a batch moves all first) */
+	bool direct;	    /* the driver API's own entry point: no nested driver call */
+	bool moved;	    /* the bytes were moved already (a batch moves all first) */
+	uint64_t issued_ns; /* when the call issued it (a batch issues all at once); 0: now */
 };
 cudaError_t gw_sim_copy(const struct gw_sim_copy_req *r);
 uint64_t gw_sim_transfer_ns(uint64_t bytes, double gbps);

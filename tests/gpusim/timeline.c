@@ -345,6 +345,162 @@ static bool blocking(const struct gw_sim_stream *s)
 	return !s->legacy && !(s->flags & cudaStreamNonBlocking);
 }
 
+/* --- the usage log behind the simulated NVML counters (under the lock) --- */
+
+/* How long the log keeps an operation after its end: older windows than this read as idle. */
+#define ACTIVITY_KEEP_NS 10000000000ull
+
+/* In enqueue order: queued_ns never decreases, and max_end_ns (the latest end of this entry
+ * and all before it) neither, so a window's entries are found by two binary searches. */
+struct activity_ent {
+	uint64_t queued_ns, start_ns, end_ns, max_end_ns;
+	struct gw_sim_usage usage;
+	bool kernel;
+};
+
+static struct activity_ent *activity_log;
+static size_t n_activity, cap_activity;
+
+static void activity_add(const struct gw_sim_op *op)
+{
+	struct activity_ent e = {op->queued_ns, op->start_ns, op->end_ns,
+				 op->end_ns,	op->usage,    op->kind == GW_SIM_OP_KERNEL};
+
+	/* A copy or memset moves its bytes at its rate for its whole duration (its fixed
+	 * latency included); host-to-host copies do not touch device memory. */
+	if (!e.kernel && op->end_ns > op->start_ns &&
+	    op->copy_kind != CUPTI_ACTIVITY_MEMCPY_KIND_HTOH && gw_sim_rt.cfg.d2d_gbps > 0) {
+		e.usage.dram = (double)op->bytes / (double)(op->end_ns - op->start_ns) /
+			       gw_sim_rt.cfg.d2d_gbps;
+		if (e.usage.dram > 1)
+			e.usage.dram = 1;
+	}
+	if (n_activity == cap_activity) {
+		uint64_t horizon = gw_sim_now_ns() - ACTIVITY_KEEP_NS;
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n_activity; i++)
+			if (activity_log[i].end_ns >= horizon) {
+				activity_log[kept] = activity_log[i];
+				activity_log[kept].max_end_ns = activity_log[i].end_ns;
+				if (kept &&
+				    activity_log[kept - 1].max_end_ns > activity_log[kept].end_ns)
+					activity_log[kept].max_end_ns =
+						activity_log[kept - 1].max_end_ns;
+				kept++;
+			}
+		n_activity = kept;
+		if (n_activity == cap_activity || n_activity > cap_activity / 2) {
+			size_t cap = cap_activity ? cap_activity * 2 : 4096;
+			struct activity_ent *p = realloc(activity_log, cap * sizeof(*p));
+
+			if (!p)
+				return; /* the counters miss it; the program goes on */
+			activity_log = p;
+			cap_activity = cap;
+		}
+	}
+	if (n_activity && activity_log[n_activity - 1].max_end_ns > e.max_end_ns)
+		e.max_end_ns = activity_log[n_activity - 1].max_end_ns;
+	activity_log[n_activity++] = e;
+}
+
+static int cmp_span(const void *x, const void *y)
+{
+	const uint64_t *p = x, *q = y;
+
+	return p[0] < q[0] ? -1 : p[0] > q[0];
+}
+
+/* Length of the union of the spans v[0..n) (start, end pairs), sorted here. */
+static uint64_t union_ns(uint64_t (*v)[2], size_t n)
+{
+	uint64_t total = 0, s = 0, e = 0;
+
+	qsort(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 0; i < n; i++) {
+		if (i && v[i][0] <= e) {
+			if (v[i][1] > e)
+				e = v[i][1];
+			continue;
+		}
+		total += e - s;
+		s = v[i][0];
+		e = v[i][1];
+	}
+	return total + (e - s);
+}
+
+void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
+{
+	uint64_t(*kspans)[2] = NULL, (*mspans)[2] = NULL;
+	size_t nk = 0, nm = 0, lo = 0, hi;
+	double len = (double)(t1 - t0);
+
+	memset(ret, 0, sizeof(*ret));
+	if (t1 <= t0)
+		return;
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	/* entries before lo all ended by t0; from hi on, all were queued (so start) after t1 */
+	for (hi = n_activity; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (activity_log[mid].max_end_ns <= t0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t b = n_activity, a = (hi = lo); a < b;) {
+		size_t mid = a + (b - a) / 2;
+
+		if (activity_log[mid].queued_ns < t1)
+			a = mid + 1;
+		else
+			b = mid;
+		hi = a;
+	}
+	kspans = malloc((hi - lo + 1) * sizeof(*kspans));
+	mspans = malloc((hi - lo + 1) * sizeof(*mspans));
+	for (size_t i = lo; kspans && mspans && i < hi; i++) {
+		const struct activity_ent *e = &activity_log[i];
+		uint64_t s = e->start_ns > t0 ? e->start_ns : t0;
+		uint64_t f = e->end_ns < t1 ? e->end_ns : t1;
+		double w;
+
+		if (f <= s)
+			continue;
+		w = (double)(f - s) / len;
+		ret->mean.dram += w * e->usage.dram;
+		ret->mean.sm += w * e->usage.sm;
+		ret->mean.occupancy += w * e->usage.occupancy;
+		ret->mean.tensor += w * e->usage.tensor;
+		if (e->kernel) {
+			kspans[nk][0] = s;
+			kspans[nk++][1] = f;
+		}
+		if (e->usage.dram > 0) {
+			mspans[nm][0] = s;
+			mspans[nm++][1] = f;
+		}
+	}
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	if (kspans && mspans) {
+		ret->kernel_busy = nk ? (double)union_ns(kspans, nk) / len : 0;
+		ret->memory_busy = nm ? (double)union_ns(mspans, nm) / len : 0;
+	}
+	free(kspans);
+	free(mspans);
+	/* no contention model: concurrent operations' shares add up, capped at the full scale */
+	if (ret->mean.dram > 1)
+		ret->mean.dram = 1;
+	if (ret->mean.sm > 1)
+		ret->mean.sm = 1;
+	if (ret->mean.occupancy > 1)
+		ret->mean.occupancy = 1;
+	if (ret->mean.tensor > 1)
+		ret->mean.tensor = 1;
+}
+
 /* Earliest time an operation on s may start, by stream order and the default-stream rules. */
 static uint64_t ready_after(const struct gw_sim_stream *s)
 {
@@ -398,8 +554,13 @@ static bool waits_on_held(const struct gw_sim_stream *s)
 void gw_sim_place_locked(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns,
 			 uint64_t now)
 {
-	uint64_t start = now, dep = ready_after(s);
+	uint64_t start, dep = ready_after(s);
 
+	/* GPUSIM_HOLD_US: the host queues ahead of a device that has not started yet, so a test
+	 * that needs the host to stay ahead does not depend on when the host was scheduled. */
+	if (gw_sim_rt.cfg.hold_ns && !gw_sim_rt.hold_until_ns)
+		gw_sim_rt.hold_until_ns = now + gw_sim_rt.cfg.hold_ns;
+	start = now > gw_sim_rt.hold_until_ns ? now : gw_sim_rt.hold_until_ns;
 	if (dep && dep + gw_sim_rt.cfg.queue_ns > start)
 		start = dep + gw_sim_rt.cfg.queue_ns;
 	op->queued_ns = now;
@@ -410,6 +571,7 @@ void gw_sim_place_locked(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t
 	stream_advance(s, op->end_ns);
 	if (op->end_ns > now)
 		heap_push(op->end_ns);
+	activity_add(op);
 }
 
 void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns, bool launch)
@@ -441,7 +603,8 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 		pthread_mutex_unlock(&gw_sim_rt.lock);
 		return;
 	}
-	now = gw_sim_now_ns();
+	/* an operation its call issued earlier (a batch's, issued at once) is placed as of then */
+	now = op->queued_ns ? op->queued_ns : gw_sim_now_ns();
 	heap_drain(now);
 	while (launch && gw_sim_rt.n_pending >= gw_sim_rt.cfg.queue_depth) {
 		uint64_t t = gw_sim_rt.pending[0];

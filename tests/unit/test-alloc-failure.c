@@ -150,6 +150,22 @@ static int run(struct gw_analysis **ret)
 	r.string = (struct gw_rec_string){
 		.id = 9, .kind = GW_STRING_RANGE, .text = {(const uint8_t *)"setup", 5}};
 	ADD(r);
+	/* measured counters over the run: the counters stage's series and estimates */
+	r = (struct gw_record){.type = GW_REC_SAMPLER};
+	r.sampler = (struct gw_rec_sampler){
+		.device = 0, .source = GW_SAMPLER_GPM, .reason = {(const uint8_t *)"why", 3}};
+	ADD(r);
+	for (int i = 0; i < 8; i++)
+		for (int k = 0; k < 2; k++) {
+			r = (struct gw_record){.type = GW_REC_METRIC};
+			r.metric = (struct gw_rec_metric){
+				.device = 0,
+				.counter = k ? GW_COUNTER_SM_UTIL : GW_COUNTER_DRAM_BW_UTIL,
+				.start_ns = 1000000 + (uint64_t)i * 100000,
+				.end_ns = 1100000 + (uint64_t)i * 100000,
+				.value = 100000 * (uint64_t)(i + k)};
+			ADD(r);
+		}
 	e = gw_analyzer_finish(a, ret);
 out:
 	gw_analyzer_free(a);
