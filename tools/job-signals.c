@@ -40,7 +40,7 @@ static int64_t now_ns(void)
 
 void gw_witness_main_if_asked(char **argv)
 {
-	const char *v = getenv(WITNESS_ENV), *name;
+	const char *v = secure_getenv(WITNESS_ENV), *name;
 	struct report r;
 	siginfo_t si;
 	sigset_t set;
