@@ -108,11 +108,14 @@ __attribute__((constructor)) static void install_fork_handlers(void)
 	pthread_atfork(fork_prepare, fork_release, fork_release);
 }
 
+static void activity_init(void);
+
 static void device_init(void)
 {
 	const struct gw_sim_hooks *h;
 
 	gw_sim_config();
+	activity_init();
 	atomic_store(&device_ready, true);
 	h = atomic_load(&gw_sim_hooks_ptr);
 	if (h)
@@ -347,62 +350,64 @@ static bool blocking(const struct gw_sim_stream *s)
 
 /* --- the usage log behind the simulated NVML counters (under the lock) --- */
 
-/* How long the log keeps an operation after its end: older windows than this read as idle. */
-#define ACTIVITY_KEEP_NS 10000000000ull
-
 /* In enqueue order: queued_ns never decreases, and max_end_ns (the latest end of this entry
  * and all before it) neither, so a window's entries are found by two binary searches. */
 struct activity_ent {
 	uint64_t queued_ns, start_ns, end_ns, max_end_ns;
-	struct gw_sim_usage usage;
+	float dram, sm, occupancy, tensor;
 	bool kernel;
 };
 
-static struct activity_ent *activity_log;
-static size_t n_activity, cap_activity;
+/*
+ * The last ACTIVITY_RING operations, in a ring allocated and touched when the device starts:
+ * an enqueue holds the runtime's lock, and a page fault or a copy there would stall the
+ * timeline the program sees. A window older than the ring's oldest entry reads as idle.
+ */
+#define ACTIVITY_RING (1u << 16)
+
+static struct activity_ent *activity_ring;
+static uint64_t activity_head; /* entries appended so far */
+
+static inline struct activity_ent *activity_at(uint64_t i)
+{
+	return &activity_ring[i & (ACTIVITY_RING - 1)];
+}
+
+static void activity_init(void)
+{
+	activity_ring = malloc(ACTIVITY_RING * sizeof(*activity_ring));
+	if (activity_ring)
+		memset(activity_ring, 0, ACTIVITY_RING * sizeof(*activity_ring));
+}
 
 static void activity_add(const struct gw_sim_op *op)
 {
-	struct activity_ent e = {op->queued_ns, op->start_ns, op->end_ns,
-				 op->end_ns,	op->usage,    op->kind == GW_SIM_OP_KERNEL};
+	struct activity_ent e = {
+		.queued_ns = op->queued_ns,
+		.start_ns = op->start_ns,
+		.end_ns = op->end_ns,
+		.max_end_ns = op->end_ns,
+		.dram = (float)op->usage.dram,
+		.sm = (float)op->usage.sm,
+		.occupancy = (float)op->usage.occupancy,
+		.tensor = (float)op->usage.tensor,
+		.kernel = op->kind == GW_SIM_OP_KERNEL,
+	};
 
+	if (!activity_ring)
+		return; /* no memory for it: the counters read idle, the program goes on */
 	/* A copy or memset moves its bytes at its rate for its whole duration (its fixed
 	 * latency included); host-to-host copies do not touch device memory. */
 	if (!e.kernel && op->end_ns > op->start_ns &&
 	    op->copy_kind != CUPTI_ACTIVITY_MEMCPY_KIND_HTOH && gw_sim_rt.cfg.d2d_gbps > 0) {
-		e.usage.dram = (double)op->bytes / (double)(op->end_ns - op->start_ns) /
-			       gw_sim_rt.cfg.d2d_gbps;
-		if (e.usage.dram > 1)
-			e.usage.dram = 1;
-	}
-	if (n_activity == cap_activity) {
-		uint64_t horizon = gw_sim_now_ns() - ACTIVITY_KEEP_NS;
-		size_t kept = 0;
+		double d = (double)op->bytes / (double)(op->end_ns - op->start_ns) /
+			   gw_sim_rt.cfg.d2d_gbps;
 
-		for (size_t i = 0; i < n_activity; i++)
-			if (activity_log[i].end_ns >= horizon) {
-				activity_log[kept] = activity_log[i];
-				activity_log[kept].max_end_ns = activity_log[i].end_ns;
-				if (kept &&
-				    activity_log[kept - 1].max_end_ns > activity_log[kept].end_ns)
-					activity_log[kept].max_end_ns =
-						activity_log[kept - 1].max_end_ns;
-				kept++;
-			}
-		n_activity = kept;
-		if (n_activity == cap_activity || n_activity > cap_activity / 2) {
-			size_t cap = cap_activity ? cap_activity * 2 : 4096;
-			struct activity_ent *p = realloc(activity_log, cap * sizeof(*p));
-
-			if (!p)
-				return; /* the counters miss it; the program goes on */
-			activity_log = p;
-			cap_activity = cap;
-		}
+		e.dram = d > 1 ? 1.0f : (float)d;
 	}
-	if (n_activity && activity_log[n_activity - 1].max_end_ns > e.max_end_ns)
-		e.max_end_ns = activity_log[n_activity - 1].max_end_ns;
-	activity_log[n_activity++] = e;
+	if (activity_head && activity_at(activity_head - 1)->max_end_ns > e.max_end_ns)
+		e.max_end_ns = activity_at(activity_head - 1)->max_end_ns;
+	*activity_at(activity_head++) = e;
 }
 
 static int cmp_span(const void *x, const void *y)
@@ -434,26 +439,29 @@ static uint64_t union_ns(uint64_t (*v)[2], size_t n)
 void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 {
 	uint64_t(*kspans)[2] = NULL, (*mspans)[2] = NULL;
-	size_t nk = 0, nm = 0, lo = 0, hi;
+	uint64_t lo, hi;
+	size_t nk = 0, nm = 0;
 	double len = (double)(t1 - t0);
 
 	memset(ret, 0, sizeof(*ret));
 	if (t1 <= t0)
 		return;
 	pthread_mutex_lock(&gw_sim_rt.lock);
-	/* entries before lo all ended by t0; from hi on, all were queued (so start) after t1 */
-	for (hi = n_activity; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
+	/* the ring's entries are [head - ring size, head); before lo all ended by t0; from hi
+	 * on, all were queued (so start) after t1 */
+	lo = activity_head > ACTIVITY_RING ? activity_head - ACTIVITY_RING : 0;
+	for (hi = activity_head; lo < hi;) {
+		uint64_t mid = lo + (hi - lo) / 2;
 
-		if (activity_log[mid].max_end_ns <= t0)
+		if (activity_at(mid)->max_end_ns <= t0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	for (size_t b = n_activity, a = (hi = lo); a < b;) {
-		size_t mid = a + (b - a) / 2;
+	for (uint64_t b = activity_head, a = (hi = lo); a < b;) {
+		uint64_t mid = a + (b - a) / 2;
 
-		if (activity_log[mid].queued_ns < t1)
+		if (activity_at(mid)->queued_ns < t1)
 			a = mid + 1;
 		else
 			b = mid;
@@ -461,8 +469,8 @@ void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 	}
 	kspans = malloc((hi - lo + 1) * sizeof(*kspans));
 	mspans = malloc((hi - lo + 1) * sizeof(*mspans));
-	for (size_t i = lo; kspans && mspans && i < hi; i++) {
-		const struct activity_ent *e = &activity_log[i];
+	for (uint64_t i = lo; kspans && mspans && i < hi; i++) {
+		const struct activity_ent *e = activity_at(i);
 		uint64_t s = e->start_ns > t0 ? e->start_ns : t0;
 		uint64_t f = e->end_ns < t1 ? e->end_ns : t1;
 		double w;
@@ -470,15 +478,15 @@ void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 		if (f <= s)
 			continue;
 		w = (double)(f - s) / len;
-		ret->mean.dram += w * e->usage.dram;
-		ret->mean.sm += w * e->usage.sm;
-		ret->mean.occupancy += w * e->usage.occupancy;
-		ret->mean.tensor += w * e->usage.tensor;
+		ret->mean.dram += w * e->dram;
+		ret->mean.sm += w * e->sm;
+		ret->mean.occupancy += w * e->occupancy;
+		ret->mean.tensor += w * e->tensor;
 		if (e->kernel) {
 			kspans[nk][0] = s;
 			kspans[nk++][1] = f;
 		}
-		if (e->usage.dram > 0) {
+		if (e->dram > 0) {
 			mspans[nm][0] = s;
 			mspans[nm++][1] = f;
 		}
