@@ -69,6 +69,16 @@ static const char *room_text(const struct gw_analysis *res, char *buf, size_t le
 	return buf;
 }
 
+/* Whether the measured counters gave some kernels class b (causes.md, Measured counters). */
+static bool measured_class(const struct gw_analysis *res, enum gw_bucket b)
+{
+	for (unsigned i = 0; i < res->counters.n_estimates; i++)
+		if (res->counters.estimates[i].applied &&
+		    res->counters.estimates[i].measured_class == b)
+			return true;
+	return false;
+}
+
 static char *quadrant_text(const struct gw_analysis *res)
 {
 	const struct gw_memory *m = &res->memory;
@@ -132,6 +142,15 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 
 	switch (b) {
 	case GW_BUCKET_BANDWIDTH_BOUND:
+		if (measured_class(res, b))
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) ran bandwidth-bound kernels (measured "
+				"DRAM use of at least 60%% of peak, NVML, or by their names where "
+				"the counters could not tell): fuse chains of them (torch.compile) "
+				"or move fewer bytes (bf16/fp8). Trade-off: compilation time, "
+				"precision. Check the kernels' total time and the model's accuracy "
+				"after the change.",
+				pct, ms);
 		return gw_strdupf(
 			"%.0f%% of SM-time (%.1f ms) ran kernels whose names mark them "
 			"bandwidth-bound (elementwise, copies, gemv): fuse chains of them "
@@ -140,6 +159,15 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 			"model's accuracy after the change.",
 			pct, ms);
 	case GW_BUCKET_LOW_INTENSITY:
+		if (measured_class(res, b))
+			return gw_strdupf(
+				"%.0f%% of SM-time (%.1f ms) ran low arithmetic-intensity kernels "
+				"(measured DRAM and SM use both under 60%%, NVML, or by their "
+				"names where the counters could not tell): fuse them into their "
+				"neighbours (torch.compile, fused norm kernels), avoid "
+				"materialized transposes. Trade-off: engineering or compile time. "
+				"Check their share falls in the next gpuwhy run.",
+				pct, ms);
 		return gw_strdupf(
 			"%.0f%% of SM-time (%.1f ms) ran low arithmetic-intensity "
 			"kernels (transposes, norms, softmax, masks): fuse them into their "

@@ -63,6 +63,10 @@ struct gw_analysis_options {
 	/* Range names that make steps: a POSIX extended regular expression, matched without
 	 * regard to case; NULL: GW_STEPS_DEFAULT, "" no steps. */
 	const char *steps_pattern;
+	/* Python frames whose file this POSIX extended regular expression matches are the
+	 * framework's or the standard library's, never a site; NULL: GW_SITE_FILTER_DEFAULT, ""
+	 * none. */
+	const char *site_filter;
 	/* Called now and then while gw_analyze_files() reads trace i of n (NULL: never). */
 	void (*progress)(void *ctx, int i, int n, uint64_t bytes_read, uint64_t file_size);
 	void *progress_ctx;
@@ -76,6 +80,14 @@ void gw_analysis_options_init(struct gw_analysis_options *opt);
 #define GW_STEPS_DEFAULT                                                                           \
 	"^(profilerstep#[0-9]+|((train|training|global)[ _.-]?)?(step|iteration|iter)"             \
 	"([ _#:=.-]*[0-9]+)?)$"
+
+/* The default site filter: installed packages, the standard library, frozen and generated
+ * code, and torch's own Python files. */
+#define GW_SITE_FILTER_DEFAULT                                                                     \
+	"(site-packages|dist-packages)/|/lib/python3|<frozen |<string>|(^|/)torch[/\\]"
+
+/* Checks a site filter: 0, or -EINVAL with regcomp's reason in why. */
+int gw_site_filter_check(const char *pattern, char *why, size_t why_size);
 
 /* Checks a step pattern: 0, or -EINVAL with regcomp's reason in why. */
 int gw_steps_pattern_check(const char *pattern, char *why, size_t why_size);
@@ -146,6 +158,15 @@ enum gw_bucket gw_kernel_class(const char *name, bool *ret_classified);
 
 /* A symbolized call site: the first frame outside libgpuwhy, the CUDA runtime, CUPTI, the
  * driver and gpusim, and the frames below it. */
+/* One frame of a site's stack. */
+struct gw_frame_detail {
+	uint8_t lang;	/* enum gw_frame_lang: GW_FRAME_NATIVE or GW_FRAME_PYTHON */
+	char *function; /* demangled, or the Python qualified name; NULL unknown */
+	char *file;	/* NULL unknown */
+	unsigned line;	/* 0 unknown */
+	char *module;	/* native frames: basename of the object; NULL unknown */
+};
+
 struct gw_site {
 	unsigned trace;	   /* index of the trace the stack came from */
 	uint64_t stack_id; /* 0: no stack recorded */
@@ -155,8 +176,15 @@ struct gw_site {
 	unsigned line;
 	char *module; /* basename of the object */
 	uint64_t offset;
-	char **frames; /* display strings of the user frames, outermost last */
+	char **frames;			 /* display strings of the user frames, outermost last */
+	struct gw_frame_detail *details; /* the same frames, field by field (NULL: none) */
 	unsigned n_frames;
+	/* A Python site (the innermost Python frame outside the framework and the standard
+	 * library, doc/design.md, Sites): lang is GW_FRAME_PYTHON, and native is the native
+	 * frame that issued the CUDA call under it, when the stack has one that is the user's
+	 * (a C extension's function); NULL otherwise. */
+	uint8_t lang;
+	char *native;
 };
 
 /* A synchronizing call site (cause 6). */
@@ -203,6 +231,19 @@ struct gw_blocked_stream {
 			      * "memset" */
 	bool launched;	     /* false: its launch call is not in the trace (before it began) */
 	struct gw_site site; /* that work's launch site */
+	char *held_by;	     /* the longest gap's: the wait for a value issued to the stream before
+			      * that work (cuStreamWaitValue32, ...); NULL none in the trace */
+	struct gw_site held_site; /* its call site (empty when held_by is NULL) */
+};
+
+/* Host functions (cudaLaunchHostFunc and friends) by call site: the GPU work queued behind one
+ * waited while it ran on the host, which is host work (doc/causes.md). */
+struct gw_host_func_site {
+	char *api;	  /* the call */
+	uint64_t calls;	  /* host functions issued from this site */
+	uint64_t gaps;	  /* idle gaps before queued work they held */
+	uint64_t held_ns; /* those gaps' time (host_work) */
+	struct gw_site site;
 };
 
 /* A repeated sequence of 2-8 tiny kernels on one stream. */
@@ -249,10 +290,11 @@ struct gw_view_call {
 	uint64_t stream; /* the handle the call passed */
 	uint64_t bytes;
 	uint32_t domain, cbid;
-	const char *name;   /* the API function */
-	const char *kernel; /* launches: the kernel, demangled */
-	uint8_t category;   /* enum gw_api_category */
-	uint8_t sync_kind;  /* enum gw_sync_kind, as recorded */
+	const char *name;	    /* the API function */
+	const char *kernel;	    /* launches: the kernel, demangled */
+	uint8_t category;	    /* enum gw_api_category */
+	uint8_t sync_kind;	    /* enum gw_sync_kind, as recorded */
+	const struct gw_site *site; /* its stack's site (into gw_event_view.sites); NULL none */
 };
 
 enum gw_view_op_kind {
@@ -297,7 +339,9 @@ struct gw_event_view {
 	/* Live device memory (bytes) after each allocation and free, in time order per trace. */
 	struct gw_view_step *memory;
 	size_t n_memory;
-	char **strings; /* what the names point to */
+	char **strings;	       /* what the names point to */
+	struct gw_site *sites; /* what the calls' sites point to */
+	size_t n_sites;
 	size_t n_strings;
 };
 
@@ -310,7 +354,11 @@ struct gw_counts {
 	uint64_t memset;
 	uint64_t allocations;
 	uint64_t frees;
-	uint64_t syncs_by_kind[4];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t syncs_by_kind[5];  /* host_syncs split by enum gw_sync_kind (index 0 unused) */
+	uint64_t poll_queries;	    /* stream and event queries folded into polling waits */
+	uint64_t host_functions;    /* host functions issued to streams */
+	uint64_t value_waits;	    /* waits for a value in memory issued to streams */
+	uint64_t peer_copies;	    /* copies between two devices (counted once, in memcpy too) */
 	uint64_t captured_launches; /* made while their stream recorded a graph: not run, and not
 				     * in launches (the graph's launch runs them) */
 };
@@ -332,6 +380,11 @@ struct gw_memory {
 	 * most (part of peak_bytes), and the bytes of live tensors at the most; 0 unknown */
 	uint64_t allocator_reserved_peak_bytes;
 	uint64_t allocator_allocated_peak_bytes;
+	/* CUPTI's own activity buffers in device memory, all devices and processes (the
+	 * profiler's, not the program's: outside peak_bytes; the run had that much less): what
+	 * it allocates with each context, and the most it may grow to; 0 unknown */
+	uint64_t cupti_buffer_bytes;
+	uint64_t cupti_buffer_limit_bytes;
 };
 
 struct gw_utilization {
@@ -339,6 +392,61 @@ struct gw_utilization {
 	double sm_busy;		 /* mean SM fill: an estimate of DCGM SM_ACTIVE */
 	double compute;		 /* the compute bucket */
 	double memory_bandwidth; /* measured counters only; < 0: not measured (JSON null) */
+};
+
+/* One window of a measured counter: its mean from start_ns to end_ns, 0-1. */
+struct gw_counter_point {
+	uint64_t start_ns, end_ns;
+	double value;
+};
+
+/* A measured counter of one device (METRIC records: NVML GPM metrics or utilization
+ * samples), window by window in time order. */
+struct gw_counter_series {
+	unsigned device; /* index into gw_analysis.devices */
+	enum gw_counter counter;
+	const char *key; /* "dram_bw_util", "sm_util", "sm_occupancy", "tensor_util",
+			      * "gpu_busy", "memory_busy" */
+	struct gw_counter_point *points;
+	size_t n;
+	double mean; /* over the device's window, time-weighted */
+};
+
+/* What the windows say a group of operations uses while it runs: one kernel name, the rest
+ * of one name class's kernels, or copies (least squares over the windows' mix of groups). */
+struct gw_usage_estimate {
+	unsigned device;  /* index into gw_analysis.devices */
+	char *name;	  /* a kernel (demangled), "other <class> kernels", "device copies and
+			  * memsets", "host copies" */
+	bool kernels;	  /* false: copies and memsets */
+	uint64_t busy_ns; /* its operations' time on the device, summed */
+	unsigned windows; /* windows it took at least 5% of */
+	double dram;	  /* DRAM counter while it runs, 0-1 */
+	double dram_se;	  /* standard error; < 0 when the windows cannot tell it apart from the
+			    * groups it always runs with */
+	double sm, sm_se; /* SM_UTIL the same; sm < 0: no SM counter */
+	enum gw_bucket name_class;     /* its kernels' class by name (compute for copies) */
+	enum gw_bucket measured_class; /* by the counters; GW_BUCKET_COUNT: undecided */
+	const char *confidence;	       /* "high", "medium" or "low" */
+	bool applied;		       /* the counters decided its kernels' class */
+};
+
+/* Measured counters (the sampler's METRIC and SAMPLER records) and what they decided. */
+struct gw_counters {
+	bool measured;	    /* a device has windows */
+	uint8_t source;	    /* enum gw_sampler_source of the windows */
+	uint64_t period_ns; /* the sampler's period */
+	char *reason;	    /* without windows: why (a SAMPLER record's); NULL unknown */
+	struct gw_counter_series *series;
+	unsigned n_series;
+	/* per device: kernel names busiest first, the rest of each class, copies */
+	struct gw_usage_estimate *estimates;
+	unsigned n_estimates;
+	unsigned windows;	   /* windows the estimates were fitted on */
+	double dram_fit_rms;	   /* root mean square of the DRAM fit's residuals, 0-1 */
+	double dram_r2;		   /* share of the windows' DRAM variance the fit explains */
+	double reclassified_share; /* of kernel time: its class came from the counters and
+				    * differs from its name's */
 };
 
 /* Kernels by name (all classes): what ran, how full, and where it was launched. */
@@ -490,6 +598,8 @@ struct gw_analysis {
 	unsigned n_fusion;
 	struct gw_blocked_stream *blocked; /* by total_ns, largest first */
 	unsigned n_blocked;
+	struct gw_host_func_site *host_funcs; /* by held_ns, then calls, largest first */
+	unsigned n_host_funcs;
 	struct gw_recommendation *recs; /* quadrant first, then causes by size */
 	unsigned n_recs;
 
@@ -510,6 +620,7 @@ struct gw_analysis {
 	unsigned n_kernels;
 
 	struct gw_steps steps;
+	struct gw_counters counters;
 };
 
 /*

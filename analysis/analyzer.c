@@ -77,7 +77,8 @@ int gw_analyzer_finish(struct gw_analyzer *a, struct gw_analysis **ret)
 			goto fail;
 		}
 	}
-	if ((r = gw_find_runs(a)) < 0 || (r = gw_find_steps(a)) < 0 || (r = gw_attribute(a)) < 0 ||
+	if ((r = gw_measure_counters(a)) < 0 || (r = gw_find_runs(a)) < 0 ||
+	    (r = gw_find_steps(a)) < 0 || (r = gw_attribute(a)) < 0 ||
 	    (r = gw_account_memory(a)) < 0 || (r = gw_build_results(a)) < 0 ||
 	    (r = gw_build_sites(a)) < 0)
 		goto fail;
@@ -144,9 +145,16 @@ void gw_analysis_free(struct gw_analysis *res)
 	free(res->fusion);
 	for (unsigned i = 0; i < res->n_blocked; i++) {
 		gw_site_clear(&res->blocked[i].site);
+		gw_site_clear(&res->blocked[i].held_site);
 		free(res->blocked[i].next);
+		free(res->blocked[i].held_by);
 	}
 	free(res->blocked);
+	for (unsigned i = 0; i < res->n_host_funcs; i++) {
+		gw_site_clear(&res->host_funcs[i].site);
+		free(res->host_funcs[i].api);
+	}
+	free(res->host_funcs);
 	for (unsigned i = 0; i < res->n_recs; i++)
 		free(res->recs[i].text);
 	free(res->recs);
@@ -163,6 +171,13 @@ void gw_analysis_free(struct gw_analysis *res)
 	free(res->steps.names);
 	free(res->steps.name_counts);
 	free(res->steps.pattern);
+	for (unsigned i = 0; i < res->counters.n_series; i++)
+		free(res->counters.series[i].points);
+	free(res->counters.series);
+	for (unsigned i = 0; i < res->counters.n_estimates; i++)
+		free(res->counters.estimates[i].name);
+	free(res->counters.estimates);
+	free(res->counters.reason);
 	free(res->bins);
 	free(res->gaps);
 	gw_event_view_free(res->view);

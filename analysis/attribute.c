@@ -340,9 +340,41 @@ static uint64_t in_launch_calls(struct gw_sweep *w, uint32_t ai, uint64_t r0, ui
 	return sum > g1 - r0 ? g1 - r0 : sum;
 }
 
-/* A blocked gap of len before op (launched by api, NULL when outside the trace), by stream. */
+/* The hold (host function or wait for a value) op waited behind, or NULL; gi: op's index in
+ * the whole op table. */
+static const struct gw_hold *held_by(const struct gw_analyzer *a, const struct gw_op *op, size_t gi)
+{
+	const uint64_t *v;
+
+	if (!(op->flags & (GW_OPF_HOSTFN | GW_OPF_WAITVAL)) ||
+	    !(v = gw_hmap_find(&a->held_map, 0, gi)))
+		return NULL;
+	return &((const struct gw_hold *)a->holds.data)[*v - 1];
+}
+
+/* A gap of len before queued work that waited behind host function h: host work, by the host
+ * function's call site. */
+static void hostfn_add(struct gw_sweep *w, const struct gw_hold *h, uint64_t len)
+{
+	struct gw_analyzer *a = w->a;
+	const struct gw_api *c =
+		h->api != UINT32_MAX ? &((const struct gw_api *)a->apis.data)[h->api] : NULL;
+	const uint64_t *v =
+		gw_hmap_find(&a->hostfn_map, (uint64_t)h->trace << 32 | (c ? c->name_id : 0),
+			     c ? c->stack_id : 0);
+	struct gw_hostfn_acc *f;
+
+	if (!v)
+		return; /* every host function's site was made by the join */
+	f = &((struct gw_hostfn_acc *)a->hostfns.data)[*v - 1];
+	f->gaps++;
+	f->held_ns += len;
+}
+
+/* A blocked gap of len before op (launched by api, NULL when outside the trace), by stream;
+ * hold: a wait for a value issued to its stream before it, or NULL. */
 static int blocked_add(struct gw_sweep *w, const struct gw_op *op, const struct gw_api *api,
-		       uint64_t len)
+		       const struct gw_hold *hold, uint64_t len)
 {
 	struct gw_analyzer *a = w->a;
 	struct gw_blocked_acc *b;
@@ -360,6 +392,7 @@ static int blocked_add(struct gw_sweep *w, const struct gw_op *op, const struct 
 		b->trace = op->trace;
 		b->dev = (uint16_t)w->di;
 		b->stream = op->stream;
+		b->held_api = UINT32_MAX;
 		*v = a->blocked.len;
 	}
 	b = &((struct gw_blocked_acc *)a->blocked.data)[*v - 1];
@@ -371,6 +404,7 @@ static int blocked_add(struct gw_sweep *w, const struct gw_op *op, const struct 
 		b->longest_name_id = op->kind == GW_OP_KERNEL ? op->name_id : 0;
 		b->longest_stack_id = api ? api->stack_id : 0;
 		b->longest_launched = api != NULL;
+		b->held_api = hold ? hold->api : UINT32_MAX;
 	}
 	return 0;
 }
@@ -381,6 +415,7 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	struct gw_analyzer *a = w->a;
 	uint32_t ai = (uint32_t)ops[ni].api;
 	const struct gw_api *api = ai != UINT32_MAX ? &((struct gw_api *)a->apis.data)[ai] : NULL;
+	const struct gw_hold *hold;
 	uint64_t hs, r0, incall, su, gend = g1;
 	int r;
 
@@ -410,9 +445,36 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 			w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
 			return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
 		}
-		if ((r = blocked_add(w, &ops[ni], api, g1 - g0)) < 0)
+		hold = held_by(a, &ops[ni], (size_t)(ops - (const struct gw_op *)a->ops.data) + ni);
+		/* Behind a host function, the queued work waited for the host to run it: host
+		 * work on the GPU's timeline, not a wait on other GPU work. */
+		if (hold && hold->kind == GW_STREAM_OP_HOST_FUNC) {
+			hostfn_add(w, hold, g1 - g0);
+			return gap_piece(w, g0, g1, GW_BUCKET_HOST_WORK);
+		}
+		/* Behind a wait for a value (or any other wait): blocked, named by the wait. */
+		if ((r = blocked_add(w, &ops[ni], api, hold, g1 - g0)) < 0)
 			return r;
 		return gap_piece(w, g0, g1, GW_BUCKET_BLOCKED);
+	}
+	/* N was issued behind a host function or a wait for a value after the GPU went idle: from
+	 * its issue on, the GPU had the work and the hold kept it, as in rule 1 (host work by the
+	 * host function's site, or blocked, named by the wait); the rules below judge the time
+	 * before, while N was not yet issued. */
+	if (api &&
+	    (hold = held_by(a, &ops[ni], (size_t)(ops - (const struct gw_op *)a->ops.data) + ni)) &&
+	    api->end_ns < g1) {
+		uint64_t from = api->end_ns > g0 ? api->end_ns : g0;
+
+		if (hold->kind == GW_STREAM_OP_HOST_FUNC) {
+			hostfn_add(w, hold, g1 - from);
+			r = gap_piece(w, from, g1, GW_BUCKET_HOST_WORK);
+		} else if ((r = blocked_add(w, &ops[ni], api, hold, g1 - from)) >= 0) {
+			r = gap_piece(w, from, g1, GW_BUCKET_BLOCKED);
+		}
+		if (r < 0)
+			return r;
+		g1 = from;
 	}
 	/* The device drained at g0: syncs waiting since before then learn their W; a sync that
 	 * issued N itself waits for N too. */

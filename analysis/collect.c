@@ -180,7 +180,9 @@ static int add_stack(struct gw_trace_st *t, const struct gw_rec_stack *r)
 	if (r->ips.depth)
 		memcpy(s->ips, r->ips.ips, r->ips.depth * sizeof(uint64_t));
 	s->depth = r->ips.depth;
-	s->kind = r->ips_kind == GW_STACK_FRAMES ? GW_STACK_FRAMES : GW_STACK_ADDRESSES;
+	s->kind = r->ips_kind == GW_STACK_FRAMES || r->ips_kind == GW_STACK_MIXED
+			  ? (uint8_t)r->ips_kind
+			  : GW_STACK_ADDRESSES;
 	return 0;
 }
 
@@ -198,6 +200,31 @@ static int add_frame(struct gw_trace_st *t, const struct gw_rec_frame *r)
 	f->module_id = clamp32(r->module_id);
 	f->line = clamp32(r->line);
 	f->lang = r->lang > 255 ? 0 : (uint8_t)r->lang;
+	return 0;
+}
+
+static int add_pycode(struct gw_trace_st *t, const struct gw_rec_pycode *r)
+{
+	struct gw_pycode_ent *c;
+
+	if (!r->id)
+		return 0;
+	c = id_slot(&t->pycode_map, &t->pycodes, sizeof(*c), r->id);
+	if (!c)
+		return -ENOMEM;
+	free(c->table);
+	*c = (struct gw_pycode_ent){
+		.file_id = clamp32(r->file_id),
+		.function_id = clamp32(r->function_id),
+		.first_line = clamp32(r->first_line),
+		.version = r->version > UINT16_MAX ? 0 : (uint16_t)r->version,
+	};
+	if (r->line_table.len && !(r->flags & GW_PYCODE_TABLE_CUT)) {
+		if (!(c->table = malloc(r->line_table.len)))
+			return -ENOMEM;
+		memcpy(c->table, r->line_table.data, r->line_table.len);
+		c->table_len = r->line_table.len;
+	}
 	return 0;
 }
 
@@ -315,6 +342,9 @@ static int add_api(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
 		if (r->end_ns > r->start_ns && r->end_ns - r->start_ns > t->max_launch_ns)
 			t->max_launch_ns = r->end_ns - r->start_ns;
 		break;
+	case GW_API_HOST_FUNC:
+	case GW_API_STREAM_WAIT:
+		break; /* a STREAM_OP record may name this call as what held a stream */
 	default:
 		if (r->sync_kind == GW_SYNC_NONE)
 			return 0; /* never waits, issues no GPU work: not needed */
@@ -342,6 +372,70 @@ static int add_api(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
 	if (a->apis.len > 1 &&
 	    (p[-1].trace > p->trace || (p[-1].trace == p->trace && p[-1].corr > p->corr)))
 		a->apis_unsorted = true;
+	return 0;
+}
+
+/* A polling wait (a SYNC record of folded queries): a synchronizing call of kind POLL, from
+ * its first unfinished query to the one that found the work done. CUPTI's records of single
+ * synchronizing calls (imported traces) repeat their API records and are not read. */
+static int add_poll(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+		    const struct gw_rec_sync *r)
+{
+	struct gw_api *p;
+	uint32_t *ix;
+
+	if (!r->queries)
+		return 0;
+	t->info.counts.poll_queries += r->queries;
+	if (!(ix = gw_vec_push(&a->sync_apis, sizeof(*ix))))
+		return -ENOMEM;
+	*ix = (uint32_t)a->apis.len;
+	if (!(p = gw_vec_push(&a->apis, sizeof(*p)))) {
+		a->sync_apis.len--;
+		return -ENOMEM;
+	}
+	*p = (struct gw_api){
+		.corr = r->correlation,
+		.start_ns = r->start_ns,
+		.end_ns = r->end_ns < r->start_ns ? r->start_ns : r->end_ns,
+		.tid = (uint32_t)r->tid,
+		.stack_id = clamp32(r->stack_id),
+		.name_id = clamp32(r->name_id),
+		.trace = (uint16_t)trace,
+		.device = r->device > UINT16_MAX ? UINT16_MAX : (uint16_t)r->device,
+		.category = GW_API_SYNC,
+		.sync_kind = GW_SYNC_POLL,
+	};
+	if (a->apis.len > 1 &&
+	    (p[-1].trace > p->trace || (p[-1].trace == p->trace && p[-1].corr > p->corr)))
+		a->apis_unsorted = true;
+	return 0;
+}
+
+/* A host function or a wait for a value issued to a stream (a STREAM_OP record). */
+static int add_stream_op(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
+			 const struct gw_rec_stream_op *r)
+{
+	struct gw_hold *h;
+
+	if (r->kind == GW_STREAM_OP_HOST_FUNC)
+		t->info.counts.host_functions++;
+	else if (r->kind == GW_STREAM_OP_WAIT_VALUE)
+		t->info.counts.value_waits++;
+	else
+		return 0; /* a kind this reader does not know */
+	if (!r->stream)
+		return 0; /* CUPTI did not say which stream: nothing to hold */
+	if (!(h = gw_vec_push(&a->holds, sizeof(*h))))
+		return -ENOMEM;
+	*h = (struct gw_hold){
+		.corr = r->correlation,
+		.device = r->device,
+		.stream = r->stream,
+		.api = UINT32_MAX,
+		.trace = (uint16_t)trace,
+		.kind = (uint8_t)r->kind,
+	};
 	return 0;
 }
 
@@ -373,11 +467,71 @@ static int add_memory(struct gw_analyzer *a, struct gw_trace_st *t, unsigned tra
 
 /* A caching allocator's reserved or allocated bytes: a memory event the memory stage reads in
  * time order with the allocations. */
+/* A measured counter's window. Kinds this reader does not know, windows of no length or
+ * backwards, and devices beyond 32 bits are passed over (a corrupt or newer trace). */
+static int add_metric(struct gw_analyzer *a, unsigned trace, const struct gw_rec_metric *m)
+{
+	struct gw_metric_ent *e;
+
+	if (m->counter < GW_COUNTER_DRAM_BW_UTIL || m->counter > GW_COUNTER_MEMORY_BUSY ||
+	    m->end_ns <= m->start_ns || m->device > UINT32_MAX)
+		return 0;
+	if (!(e = gw_vec_push(&a->metrics, sizeof(*e))))
+		return -ENOMEM;
+	*e = (struct gw_metric_ent){
+		.start_ns = m->start_ns,
+		.end_ns = m->end_ns,
+		.value = m->value >= GW_METRIC_SCALE ? 1.0f
+						     : (float)((double)m->value / GW_METRIC_SCALE),
+		.device = (uint32_t)m->device,
+		.trace = (uint16_t)trace,
+		.counter = (uint8_t)(m->counter - GW_COUNTER_DRAM_BW_UTIL),
+	};
+	return 0;
+}
+
+static int add_sampler(struct gw_analyzer *a, unsigned trace, const struct gw_rec_sampler *s)
+{
+	struct gw_sampler_ent *e;
+
+	if (a->samplers.len >= 4096)
+		return 0; /* a device a record: more is a corrupt trace's */
+	if (!(e = gw_vec_push(&a->samplers, sizeof(*e))))
+		return -ENOMEM;
+	*e = (struct gw_sampler_ent){
+		.device = s->device,
+		.period_ns = s->period_ns,
+		.trace = (uint16_t)trace,
+		.source = s->source > GW_SAMPLER_SAMPLES ? GW_SAMPLER_NONE : (uint8_t)s->source,
+	};
+	if (s->reason.len && !(e->reason = bytes_dup(s->reason))) {
+		a->samplers.len--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 static int add_counter(struct gw_analyzer *a, struct gw_trace_st *t, unsigned trace,
 		       const struct gw_rec_counter *r)
 {
 	struct gw_mev *m;
 
+	/* CUPTI's buffers, per context: a device's (the largest a context of this trace said) */
+	if (r->counter == GW_COUNTER_CUPTI_BUFFER_BYTES ||
+	    r->counter == GW_COUNTER_CUPTI_BUFFER_LIMIT_BYTES) {
+		int di = gw_an_device(a, trace, r->device);
+		struct gw_dev_st *d;
+		uint64_t *v;
+
+		if (di < 0)
+			return di;
+		d = &((struct gw_dev_st *)a->devs.data)[di];
+		v = r->counter == GW_COUNTER_CUPTI_BUFFER_BYTES ? &d->cupti_bytes
+								: &d->cupti_limit_bytes;
+		if (r->value > *v)
+			*v = r->value;
+		return 0;
+	}
 	if (r->counter != GW_COUNTER_ALLOCATOR_RESERVED &&
 	    r->counter != GW_COUNTER_ALLOCATOR_ALLOCATED)
 		return 0;
@@ -503,6 +657,7 @@ static int view_collect(struct gw_analyzer *a, unsigned trace, const struct gw_r
 			.kernel_id = clamp32(c->kernel_name_id),
 			.domain = clamp32(c->domain),
 			.cbid = clamp32(c->cbid),
+			.stack_id = clamp32(c->stack_id),
 			.trace = (uint16_t)trace,
 			.category = c->category > 255 ? 0 : (uint8_t)c->category,
 			.sync_kind = c->sync_kind > 255 ? 0 : (uint8_t)c->sync_kind,
@@ -620,6 +775,9 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	case GW_REC_FRAME:
 		r = add_frame(t, &rec->frame);
 		break;
+	case GW_REC_PYCODE:
+		r = add_pycode(t, &rec->pycode);
+		break;
 	case GW_REC_OVERHEAD: {
 		const struct gw_rec_overhead *o = &rec->overhead;
 		uint64_t len = o->end_ns > o->start_ns ? o->end_ns - o->start_ns : 0;
@@ -728,9 +886,28 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 			break;
 		r = add_op(a, ti, GW_OP_MEMCPY, c->device, c->stream, c->correlation, c->start_ns,
 			   c->end_ns);
-		/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by the host. */
-		if (r >= 0 && (c->src_kind == 1 || c->dst_kind == 1))
-			((struct gw_op *)a->ops.data)[a->ops.len - 1].flags |= GW_OPF_PAGEABLE;
+		if (r >= 0) {
+			struct gw_op *op = &((struct gw_op *)a->ops.data)[a->ops.len - 1];
+
+			/* CUpti_ActivityMemoryKind PAGEABLE = 1: the copy had to be staged by
+			 * the host. */
+			if (c->src_kind == 1 || c->dst_kind == 1)
+				op->flags |= GW_OPF_PAGEABLE;
+			op->cls = clamp8(c->copy_kind);
+		}
+		/* A peer copy moves data on both devices: the other one is busy copying too. */
+		if (r >= 0 && c->src_device && c->dst_device && c->src_device != c->dst_device) {
+			uint64_t other = c->src_device - 1 == c->device ? c->dst_device - 1
+									: c->src_device - 1;
+
+			t->info.counts.peer_copies++;
+			if (other != c->device)
+				r = add_op(a, ti, GW_OP_MEMCPY, other, c->stream, c->correlation,
+					   c->start_ns, c->end_ns);
+			if (r >= 0 && other != c->device)
+				((struct gw_op *)a->ops.data)[a->ops.len - 1].cls =
+					clamp8(c->copy_kind);
+		}
 		break;
 	}
 	case GW_REC_MEMSET: {
@@ -746,11 +923,23 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	case GW_REC_MEMORY:
 		r = add_memory(a, t, ti, &rec->memory);
 		break;
+	case GW_REC_SYNC:
+		r = add_poll(a, t, ti, &rec->sync);
+		break;
+	case GW_REC_STREAM_OP:
+		r = add_stream_op(a, t, ti, &rec->stream_op);
+		break;
 	case GW_REC_COUNTER:
 		r = add_counter(a, t, ti, &rec->counter);
 		break;
 	case GW_REC_RANGE:
 		r = add_range(a, ti, &rec->range);
+		break;
+	case GW_REC_METRIC:
+		r = add_metric(a, ti, &rec->metric);
+		break;
+	case GW_REC_SAMPLER:
+		r = add_sampler(a, ti, &rec->sampler);
 		break;
 	case GW_REC_DROPS:
 		t->drops_sum += rec->drops.count;

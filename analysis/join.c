@@ -184,6 +184,9 @@ static int merge_shared_devices(struct gw_analyzer *a)
 				if (e->last_ns > d->last_ns)
 					d->last_ns = e->last_ns;
 				d->r.processes += e->r.processes;
+				/* each process has CUPTI buffers of its own on the GPU */
+				d->cupti_bytes += e->cupti_bytes;
+				d->cupti_limit_bytes += e->cupti_limit_bytes;
 				if (!(s = gw_vec_push(&d->sharers, sizeof(*s)))) {
 					r = -ENOMEM;
 					goto out;
@@ -273,6 +276,110 @@ static int merge_startup(struct gw_analyzer *a)
 	return 0;
 }
 
+static int cmp_hold(const void *x, const void *y, void *ctx)
+{
+	const struct gw_hold *p = x, *q = y;
+
+	(void)ctx;
+	if (p->trace != q->trace)
+		return p->trace < q->trace ? -1 : 1;
+	if (p->dev != q->dev)
+		return p->dev < q->dev ? -1 : 1;
+	if (p->stream != q->stream)
+		return p->stream < q->stream ? -1 : 1;
+	return p->corr < q->corr ? -1 : p->corr > q->corr;
+}
+
+/* The holds' devices (after the merge of shared GPUs) and calls, in (trace, dev, stream, corr)
+ * order; each host function's call site is counted. */
+static int resolve_holds(struct gw_analyzer *a)
+{
+	struct gw_hold *h = a->holds.data;
+	size_t hint = 0;
+
+	for (size_t i = 0; i < a->holds.len; i++) {
+		uint64_t *d = gw_hmap_find(&a->dev_map, h[i].trace, h[i].device);
+
+		h[i].dev = d ? (uint16_t)(*d - 1) : UINT16_MAX;
+		h[i].api = find_api(a, h[i].trace, h[i].corr, &hint);
+		if (h[i].kind == GW_STREAM_OP_HOST_FUNC) {
+			const struct gw_api *c =
+				h[i].api != UINT32_MAX ? &((struct gw_api *)a->apis.data)[h[i].api]
+						       : NULL;
+			uint32_t name = c ? c->name_id : 0, stack = c ? c->stack_id : 0;
+			bool fresh;
+			uint64_t *v = gw_hmap_get(&a->hostfn_map, (uint64_t)h[i].trace << 32 | name,
+						  stack, &fresh);
+			struct gw_hostfn_acc *f;
+
+			if (!v)
+				return -ENOMEM;
+			if (fresh) {
+				if (!(f = gw_vec_push(&a->hostfns, sizeof(*f)))) {
+					gw_hmap_del(&a->hostfn_map,
+						    (uint64_t)h[i].trace << 32 | name, stack);
+					return -ENOMEM;
+				}
+				*f = (struct gw_hostfn_acc){
+					.trace = h[i].trace, .name_id = name, .stack_id = stack};
+				*v = a->hostfns.len;
+			}
+			((struct gw_hostfn_acc *)a->hostfns.data)[*v - 1].calls++;
+		}
+	}
+	return gw_sort_r(h, a->holds.len, sizeof(*h), cmp_hold, NULL) < 0 ? -ENOMEM : 0;
+}
+
+/*
+ * Whether op i (its correlation id still in place) waited in its stream behind a host function
+ * or a wait for a value: one issued to its stream after the stream's previous operation and
+ * before it (correlation ids grow with each call a process makes). Ops come in start order,
+ * which is issue order within a stream; last holds each stream's previous operation's id.
+ */
+static int mark_held(struct gw_analyzer *a, struct gw_op *op, size_t i, struct gw_hmap *last)
+{
+	const struct gw_hold *h = a->holds.data;
+	size_t lo = 0, hi = a->holds.len;
+	uint64_t k1 = (uint64_t)op->trace << 16 | op->dev, after;
+	bool fresh;
+	uint64_t *v = gw_hmap_get(last, k1, op->stream, &fresh);
+
+	if (!v)
+		return -ENOMEM;
+	after = fresh ? 0 : *v;
+	*v = op->corr > after ? op->corr : after;
+	/* the first hold of this stream issued after `after` */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct gw_hold *m = &h[mid];
+		int c = m->trace != op->trace	  ? (m->trace < op->trace ? -1 : 1)
+			: m->dev != op->dev	  ? (m->dev < op->dev ? -1 : 1)
+			: m->stream != op->stream ? (m->stream < op->stream ? -1 : 1)
+						  : (m->corr <= after ? -1 : 1);
+
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo; k < a->holds.len && h[k].trace == op->trace && h[k].dev == op->dev &&
+			    h[k].stream == op->stream && h[k].corr < op->corr;
+	     k++) {
+		uint64_t *slot;
+
+		/* a host function holds the stream for longer than any wait it shares a gap
+		 * with could tell: it is what the gap is named after */
+		if ((op->flags & GW_OPF_HOSTFN) && h[k].kind != GW_STREAM_OP_HOST_FUNC)
+			continue;
+		if (!(slot = gw_hmap_get(&a->held_map, 0, i, &fresh)))
+			return -ENOMEM;
+		*slot = k + 1;
+		op->flags &= (uint8_t) ~(GW_OPF_HOSTFN | GW_OPF_WAITVAL);
+		op->flags |= h[k].kind == GW_STREAM_OP_HOST_FUNC ? GW_OPF_HOSTFN : GW_OPF_WAITVAL;
+	}
+	return 0;
+}
+
 int gw_join(struct gw_analyzer *a)
 {
 	struct gw_op *ops;
@@ -283,6 +390,7 @@ int gw_join(struct gw_analyzer *a)
 	struct gw_class_cache class_cache[64] = {0};
 	struct gw_dev_st *rd = NULL; /* the device whose runs are being walked */
 	struct gw_runs runs;
+	struct gw_hmap last = {0}; /* (trace, dev, stream) -> its latest op's correlation id */
 	size_t m = 0;
 	bool inline_runs;
 	int r;
@@ -300,6 +408,8 @@ int gw_join(struct gw_analyzer *a)
 		return -ENOMEM;
 	ops = a->ops.data;
 	apis = a->apis.data;
+	if (a->holds.len && (r = resolve_holds(a)) < 0)
+		return r;
 	a->kidx = malloc((a->ops.len + 1) * sizeof(*a->kidx));
 	if (!a->kidx)
 		return -ENOMEM;
@@ -324,8 +434,10 @@ int gw_join(struct gw_analyzer *a)
 			/* Ops in add order, each device's kernels on one stream: they are in
 			 * (stream, start) order already, and chains and fusion runs are found
 			 * right here instead of in a pass of their own. */
-			if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
+			if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0) {
+				gw_hmap_free(&last);
 				return r;
+			}
 			rd = NULL;
 			if (inline_runs) {
 				rd = d;
@@ -336,6 +448,10 @@ int gw_join(struct gw_analyzer *a)
 		d->op_end = i + 1;
 		if (op->end_ns > d->r.end_ns)
 			d->r.end_ns = op->end_ns;
+		if (a->holds.len && (r = mark_held(a, op, i, &last)) < 0) {
+			gw_hmap_free(&last);
+			return r;
+		}
 		/* The correlation id is not needed any more: its place holds the API and fill. */
 		op->api = ai;
 		op->fill = 0;
@@ -363,8 +479,10 @@ int gw_join(struct gw_analyzer *a)
 							     : a->unclassified_ns + dur;
 			if (rd) {
 				a->kidx[m] = (uint32_t)(i - d->op_begin);
-				if ((r = gw_runs_step(a, d, a->kidx, m, SIZE_MAX, &runs)) < 0)
+				if ((r = gw_runs_step(a, d, a->kidx, m, SIZE_MAX, &runs)) < 0) {
+					gw_hmap_free(&last);
 					return r;
+				}
 				m++;
 			}
 		} else if (op->kind == GW_OP_MEMCPY && (op->flags & GW_OPF_PAGEABLE) &&
@@ -375,6 +493,7 @@ int gw_join(struct gw_analyzer *a)
 				a->sync_outside = true; /* not among the candidates */
 		}
 	}
+	gw_hmap_free(&last);
 	if (rd && (r = gw_runs_step(a, rd, a->kidx, m, m, &runs)) < 0)
 		return r;
 	for (size_t i = 0; i < a->devs.len; i++)

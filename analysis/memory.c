@@ -401,6 +401,11 @@ int gw_account_memory(struct gw_analyzer *a)
 
 		res->memory.allocator_reserved_peak_bytes += devs[d].reserved_peak_bytes;
 		res->memory.allocator_allocated_peak_bytes += devs[d].allocated_peak_bytes;
+		/* CUPTI's buffers: the most any one GPU holds (each GPU's memory is its own) */
+		if (devs[d].cupti_bytes > res->memory.cupti_buffer_bytes)
+			res->memory.cupti_buffer_bytes = devs[d].cupti_bytes;
+		if (devs[d].cupti_limit_bytes > res->memory.cupti_buffer_limit_bytes)
+			res->memory.cupti_buffer_limit_bytes = devs[d].cupti_limit_bytes;
 		devs[d].r.peak_bytes = devs[d].peak_bytes;
 		if (devs[d].peak_bytes > res->memory.peak_bytes) {
 			res->memory.peak_bytes = devs[d].peak_bytes;

@@ -133,6 +133,10 @@ void gw_analyzer_free(struct gw_analyzer *a)
 			free(st[k].ips);
 		for (size_t k = 0; k < t->modules.len; k++)
 			free(m[k].path);
+		for (size_t k = 0; k < t->pycodes.len; k++)
+			free(((struct gw_pycode_ent *)t->pycodes.data)[k].table);
+		gw_vec_free(&t->pycodes);
+		gw_hmap_free(&t->pycode_map);
 		for (size_t k = 0; k < t->notes.len; k++)
 			free(((char **)t->notes.data)[k]);
 		gw_vec_free(&t->notes);
@@ -165,6 +169,10 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->apis);
 	gw_vec_free(&a->mevs);
 	gw_vec_free(&a->sync_apis);
+	gw_vec_free(&a->metrics);
+	for (size_t i = 0; i < a->samplers.len; i++)
+		free(((struct gw_sampler_ent *)a->samplers.data)[i].reason);
+	gw_vec_free(&a->samplers);
 	free(a->kidx);
 	gw_vec_free(&a->syncs);
 	gw_hmap_free(&a->sync_map);
@@ -175,6 +183,10 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->allocs);
 	gw_vec_free(&a->blocked);
 	gw_hmap_free(&a->blocked_map);
+	gw_vec_free(&a->holds);
+	gw_hmap_free(&a->held_map);
+	gw_vec_free(&a->hostfns);
+	gw_hmap_free(&a->hostfn_map);
 	gw_vec_free(&a->kstats);
 	gw_hmap_free(&a->kstat_map);
 	gw_hmap_free(&a->alloc_map);
@@ -198,6 +210,12 @@ void gw_analyzer_free(struct gw_analyzer *a)
 	gw_vec_free(&a->vops);
 	gw_vec_free(&a->vfill);
 	gw_vec_free(&a->vmem);
+	for (size_t i = 0; i < a->vsites.len; i++)
+		gw_site_clear(&((struct gw_site *)a->vsites.data)[i]);
+	gw_vec_free(&a->vsites);
+	gw_hmap_free(&a->vsite_map);
 	gw_analysis_free(a->res);
+	if (a->site_filter_set)
+		regfree(&a->site_filter);
 	free(a);
 }

@@ -8,6 +8,8 @@
  */
 #pragma once
 
+#include <regex.h>
+
 #include "analysis.h"
 #include "symbolize.h"
 #include "util.h"
@@ -23,6 +25,10 @@ enum {
 	GW_OPF_CHAIN = 1u << 1,	   /* part of a detected dependency chain */
 	GW_OPF_PAGEABLE = 1u << 2, /* a copy touching pageable host memory */
 	GW_OPF_TINY = 1u << 3,
+	/* a host function (HOSTFN) or a wait for a value (WAITVAL) was issued to its stream
+	 * after the stream's previous operation: it could not start before that ran (a_held) */
+	GW_OPF_HOSTFN = 1u << 4,
+	GW_OPF_WAITVAL = 1u << 5,
 };
 
 /* A GPU operation: 56 bytes. */
@@ -49,7 +55,8 @@ struct gw_op {
 	struct gw_launch_shape shape; /* kernels */
 	uint16_t dev;		      /* index into the analyzer's device table */
 	uint16_t trace;		      /* a GPU several processes shared holds ops of each */
-	uint8_t kind, flags, cls;
+	uint8_t kind, flags;
+	uint8_t cls; /* kernels: enum gw_bucket (the join); copies: CUpti_ActivityMemcpyKind */
 };
 
 /* A stream: its trace's id for it, within its trace (processes sharing a GPU both have a
@@ -65,6 +72,15 @@ struct gw_api {
 	uint32_t tid, stack_id, name_id;
 	uint16_t trace, device;
 	uint8_t category, sync_kind;
+};
+
+/* Work a stream ran that has no GPU record (a STREAM_OP record): a host function, a wait for a
+ * value. dev is resolved by the join (UINT16_MAX: a device without GPU operations). */
+struct gw_hold {
+	uint64_t corr, device, stream;
+	uint32_t api; /* its call, index into apis (the join); UINT32_MAX none */
+	uint16_t trace, dev;
+	uint8_t kind; /* enum gw_stream_op_kind */
 };
 
 /* Memory events besides GW_MEMORY_ALLOC and _FREE: a caching allocator's counter samples,
@@ -85,7 +101,7 @@ struct gw_mev {
 /* The event view's material (keep_events), names still string ids. */
 struct gw_vcall {
 	uint64_t tid, start_ns, end_ns, corr, stream, bytes;
-	uint32_t name_id, kernel_id, domain, cbid;
+	uint32_t name_id, kernel_id, domain, cbid, stack_id;
 	uint16_t trace;
 	uint8_t category, sync_kind;
 };
@@ -123,6 +139,25 @@ struct gw_range_name {
 	uint64_t count;	  /* ranges of this name */
 	uint16_t trace;
 	bool step; /* the steps stage: the name matches the step pattern */
+};
+
+/* A METRIC record: a measured counter's mean over a window (device: the trace's id until the
+ * counters stage). 32 bytes. */
+struct gw_metric_ent {
+	uint64_t start_ns, end_ns;
+	float value; /* 0-1 */
+	uint32_t device;
+	uint16_t trace;
+	uint8_t counter; /* enum gw_counter - 64 */
+};
+
+/* A SAMPLER record: how a trace's device was sampled, or why not. */
+struct gw_sampler_ent {
+	uint64_t device; /* the trace's id; UINT64_MAX: every device */
+	uint64_t period_ns;
+	char *reason;
+	uint16_t trace;
+	uint8_t source;
 };
 
 /* Up to this many contributors of each bucket are kept for each watched step. */
@@ -165,7 +200,8 @@ struct gw_step_watch {
 #define GW_VIEW_MAX_FILL_STEPS (4u << 20)
 
 struct gw_stack {
-	uint64_t *ips; /* return addresses, or FRAME ids (kind GW_STACK_FRAMES) */
+	uint64_t *ips; /* return addresses, FRAME ids (GW_STACK_FRAMES), or return addresses and
+			* GW_PYFRAME words (GW_STACK_MIXED) */
 	uint32_t depth;
 	uint8_t kind; /* enum gw_stack_kind */
 };
@@ -186,6 +222,14 @@ struct gw_frame_ent {
 	uint8_t lang; /* enum gw_frame_lang */
 };
 
+/* A PYCODE record: a Python code object of a captured trace. */
+struct gw_pycode_ent {
+	uint32_t file_id, function_id, first_line;
+	uint16_t version; /* (major << 8) | minor: how to read the table */
+	uint32_t table_len;
+	uint8_t *table; /* co_linetable; NULL when empty or cut */
+};
+
 struct gw_string_ent {
 	char *text;
 	uint8_t cls; /* kernel class + 1 (0x80: a rule matched); 0 not yet classified */
@@ -204,6 +248,8 @@ struct gw_trace_st {
 	struct gw_hmap stack_map;  /* (0, id) -> index + 1 */
 	struct gw_vec frames;	   /* struct gw_frame_ent */
 	struct gw_hmap frame_map;  /* (0, id) -> index + 1 */
+	struct gw_vec pycodes;	   /* struct gw_pycode_ent */
+	struct gw_hmap pycode_map; /* (0, id) -> index + 1 */
 	struct gw_vec modules;	   /* struct gw_module_rec */
 	struct gw_vec contexts;	   /* struct gw_context_ent, few: searched in order */
 	struct gw_vec capturing;   /* streams recording a graph now, in API order (collect.c) */
@@ -232,6 +278,9 @@ struct gw_dev_st {
 	uint64_t live_bytes, reserved_bytes, allocated_bytes, peak_bytes;
 	uint64_t tensor_bytes, allocated_peak_bytes, reserved_peak_bytes;
 	bool allocated_counter; /* an allocated-bytes counter was seen: it, not the tensors */
+	/* CUPTI's own buffers in this device's memory (COUNTER records, per context: summed over
+	 * the processes that shared the GPU); 0 unknown */
+	uint64_t cupti_bytes, cupti_limit_bytes;
 	double fill_sm_ns;
 	bool streams;	       /* kernels on more than one stream */
 	uint64_t first_stream; /* gw_op_stream of its first kernel, UINT64_MAX none */
@@ -294,8 +343,16 @@ struct gw_blocked_acc {
 	uint32_t stream;
 	uint64_t gaps, total_ns, longest_ns;
 	uint32_t longest_name_id, longest_stack_id; /* the op after the longest gap */
+	uint32_t held_api; /* the longest gap's: a wait for a value that held it, UINT32_MAX none */
 	uint8_t longest_kind;
 	bool longest_launched;
+};
+
+/* Host functions by call site: calls, and the idle time of queued work they held. */
+struct gw_hostfn_acc {
+	uint16_t trace;
+	uint32_t name_id, stack_id;
+	uint64_t calls, gaps, held_ns;
 };
 
 struct gw_alloc_acc {
@@ -307,6 +364,8 @@ struct gw_alloc_acc {
 
 struct gw_analyzer {
 	struct gw_analysis_options opt;
+	regex_t site_filter; /* opt.site_filter compiled, when site_filter_set */
+	bool site_filter_set;
 	struct gw_vec traces;		      /* struct gw_trace_st */
 	struct gw_vec devs;		      /* struct gw_dev_st */
 	struct gw_hmap dev_map;		      /* (trace, device id) -> index + 1 */
@@ -333,6 +392,10 @@ struct gw_analyzer {
 	struct gw_vec allocs;  /* struct gw_alloc_acc */
 	struct gw_vec blocked; /* struct gw_blocked_acc */
 	struct gw_hmap blocked_map;
+	struct gw_vec holds;	 /* struct gw_hold; by (trace, dev, stream, corr) after the join */
+	struct gw_hmap held_map; /* (0, op index) -> the hold before it + 1 (the join) */
+	struct gw_vec hostfns;	 /* struct gw_hostfn_acc */
+	struct gw_hmap hostfn_map; /* (trace << 32 | name, stack) -> index + 1 */
 	struct gw_hmap alloc_map;
 	struct gw_vec gaps;	/* struct gw_gap */
 	struct gw_vec warnings; /* char *: gw_analyzer_warn's, first in the report's list */
@@ -356,7 +419,13 @@ struct gw_analyzer {
 	struct gw_vec vthreads; /* struct gw_vthread */
 	struct gw_vec vfill;	/* struct gw_view_step, device = device table index */
 	struct gw_vec vmem;	/* struct gw_view_step */
+	struct gw_vec vsites;	/* struct gw_site: the calls' stacks, resolved by the sites stage */
+	struct gw_hmap vsite_map; /* (trace, stack id) -> index + 1 into vsites */
 	bool vfill_capped;
+
+	/* measured counters (collect, counters) */
+	struct gw_vec metrics;	/* struct gw_metric_ent */
+	struct gw_vec samplers; /* struct gw_sampler_ent */
 
 	struct gw_analysis *res; /* being built by finish */
 	uint64_t kernel_ns, unclassified_ns;
@@ -440,6 +509,11 @@ static inline uint32_t gw_heap_pop(struct gw_heap *h, const struct gw_op *ops)
  * as syncs, sets each device's op slice and window. With every device's kernels in add order
  * on one stream, runs (below) are found in the same walk (dev.runs_done). */
 int gw_join(struct gw_analyzer *a);
+
+/* counters.c: the measured counters' series per device, each kernel name's (and copy kind's)
+ * DRAM and SM use estimated from the windows, and the class the counters give the kernels whose
+ * estimate is clear enough (op.cls changed; causes.md, Measured counters). */
+int gw_measure_counters(struct gw_analyzer *a);
 
 /* runs.c: position i of idx, device-relative kernel indices of device d in (stream, start)
  * order, or the end (i == m; m is SIZE_MAX while the walk goes on): closes the chain segment

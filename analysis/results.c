@@ -291,7 +291,9 @@ int gw_build_results(struct gw_analyzer *a)
 		if (apis[i].sync_kind != GW_SYNC_NONE) {
 			gw_an_trace(a, apis[i].trace)->info.counts.host_syncs++;
 			gw_an_trace(a, apis[i].trace)
-				->info.counts.syncs_by_kind[apis[i].sync_kind & 3]++;
+				->info.counts
+				.syncs_by_kind[apis[i].sync_kind <= GW_SYNC_POLL ? apis[i].sync_kind
+										 : 0]++;
 		}
 	}
 
@@ -340,7 +342,11 @@ int gw_build_results(struct gw_analyzer *a)
 		res->counts.allocations += ti->counts.allocations;
 		res->counts.frees += ti->counts.frees;
 		res->counts.captured_launches += ti->counts.captured_launches;
-		for (int k = 0; k < 4; k++)
+		res->counts.poll_queries += ti->counts.poll_queries;
+		res->counts.host_functions += ti->counts.host_functions;
+		res->counts.value_waits += ti->counts.value_waits;
+		res->counts.peer_copies += ti->counts.peer_copies;
+		for (int k = 0; k < 5; k++)
 			res->counts.syncs_by_kind[k] += ti->counts.syncs_by_kind[k];
 		res->startup.context_ns += ts->startup_totals.context_ns;
 		res->startup.contexts += ts->startup_totals.contexts;
@@ -423,7 +429,6 @@ int gw_build_results(struct gw_analyzer *a)
 	}
 	pick_dominant(res->breakdown, &res->dominant, &res->top_idle);
 	res->util.compute = res->breakdown[GW_BUCKET_COMPUTE];
-	res->util.memory_bandwidth = -1;
 	res->unclassified_kernel_share =
 		a->kernel_ns ? (double)a->unclassified_ns / (double)a->kernel_ns : 0;
 	return step_results(a);

@@ -161,9 +161,9 @@ static const char *frame_symbol(struct gw_symbolizer *s, uint64_t ip)
 	return dm ? dwfl_module_addrname(dm, pc) : NULL;
 }
 
-/* One frame as text; fills the structured fields when want_fields. */
+/* One frame as text, and field by field in d. */
 static char *frame_text(struct gw_symbolizer *s, uint64_t ip, const struct gw_sym_module *m,
-			bool after_stub, struct gw_site *site)
+			bool after_stub, struct gw_frame_detail *d)
 {
 	/* Return addresses point after the call; ip - 1 is inside it. */
 	uint64_t pc = ip ? ip - 1 : 0;
@@ -191,16 +191,42 @@ static char *frame_text(struct gw_symbolizer *s, uint64_t ip, const struct gw_sy
 		text = gw_strdupf("%s+0x%" PRIx64, base_name(m->path), ip - m->bias);
 	else
 		text = gw_strdupf("0x%" PRIx64, ip);
-	if (site) {
-		site->function = dfn;
-		dfn = NULL;
-		site->file = file ? strdup(file) : NULL;
-		site->line = line > 0 ? (unsigned)line : 0;
-		site->module = m ? strdup(base_name(m->path)) : NULL;
-		site->offset = m ? ip - m->bias : ip;
+	*d = (struct gw_frame_detail){
+		.lang = GW_FRAME_NATIVE,
+		.function = dfn,
+		.file = file ? strdup(file) : NULL,
+		.line = line > 0 ? (unsigned)line : 0,
+		.module = m ? strdup(base_name(m->path)) : NULL,
+	};
+	if (!text || (file && !d->file) || (m && !d->module)) {
+		gw_frame_detail_clear(d);
+		free(text);
+		return NULL;
 	}
-	free(dfn);
 	return text;
+}
+
+int gw_symbolize_frame(struct gw_symbolizer *s, uint64_t ip, char **text, struct gw_frame_detail *d,
+		       bool *skipped)
+{
+	const struct gw_sym_module *m;
+
+	if (s && s->dwfl && !s->reported) {
+		dwfl_report_end(s->dwfl, NULL, NULL);
+		s->reported = true;
+	}
+	m = module_of(s, ip);
+	*skipped = m && m->skip;
+	*text = frame_text(s, ip, m, false, d);
+	return *text ? 0 : -ENOMEM;
+}
+
+void gw_frame_detail_clear(struct gw_frame_detail *d)
+{
+	free(d->function);
+	free(d->file);
+	free(d->module);
+	memset(d, 0, sizeof(*d));
 }
 
 int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned depth,
@@ -242,17 +268,25 @@ int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned dep
 	/* The first user frame and up to 7 frames below it. */
 	n = depth - first < 8 ? depth - first : 8;
 	site->frames = calloc(n, sizeof(*site->frames));
-	if (!site->frames)
+	site->details = calloc(n, sizeof(*site->details));
+	if (!site->frames || !site->details)
 		return -ENOMEM;
 	for (unsigned i = 0; i < n; i++) {
 		const struct gw_sym_module *m = module_of(s, ips[first + i]);
 
-		site->frames[i] = frame_text(s, ips[first + i], m, i == 0 && after_stub,
-					     i == 0 ? site : NULL);
+		site->frames[i] =
+			frame_text(s, ips[first + i], m, i == 0 && after_stub, &site->details[i]);
 		if (!site->frames[i])
 			return -ENOMEM;
 		site->n_frames = i + 1;
 	}
+	site->lang = GW_FRAME_NATIVE;
+	site->line = site->details[0].line;
+	site->offset = ips[first] - (module_of(s, ips[first]) ? module_of(s, ips[first])->bias : 0);
+	if ((site->details[0].function && !(site->function = strdup(site->details[0].function))) ||
+	    (site->details[0].file && !(site->file = strdup(site->details[0].file))) ||
+	    (site->details[0].module && !(site->module = strdup(site->details[0].module))))
+		return -ENOMEM;
 	site->text = strdup(site->frames[0]);
 	return site->text ? 0 : -ENOMEM;
 }
@@ -280,8 +314,13 @@ void gw_site_clear(struct gw_site *site)
 	free(site->function);
 	free(site->file);
 	free(site->module);
-	for (unsigned i = 0; i < site->n_frames; i++)
+	free(site->native);
+	for (unsigned i = 0; i < site->n_frames; i++) {
 		free(site->frames[i]);
+		if (site->details)
+			gw_frame_detail_clear(&site->details[i]);
+	}
 	free(site->frames);
+	free(site->details);
 	memset(site, 0, sizeof(*site));
 }

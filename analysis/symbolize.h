@@ -2,6 +2,7 @@
 /* Offline symbolization of recorded stacks from the trace's module map (elfutils libdwfl). */
 #pragma once
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "analysis.h"
@@ -22,6 +23,14 @@ int gw_symbolizer_add_module(struct gw_symbolizer *s, const char *path, uint64_t
  */
 int gw_symbolize_site(struct gw_symbolizer *s, const uint64_t *ips, unsigned depth,
 		      struct gw_site *site);
+/*
+ * One native frame: its text ("function (file:line)", "function (module)", "module+0x..") in
+ * *text and its fields in d; *skipped when it lies in libgpuwhy, the CUDA runtime, CUPTI,
+ * the driver or gpusim. Returns >= 0 or -ENOMEM.
+ */
+int gw_symbolize_frame(struct gw_symbolizer *s, uint64_t ip, char **text, struct gw_frame_detail *d,
+		       bool *skipped);
+void gw_frame_detail_clear(struct gw_frame_detail *d);
 void gw_symbolizer_free(struct gw_symbolizer *s);
 
 /* Frees the strings inside a site (not the site itself). */

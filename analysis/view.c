@@ -72,6 +72,10 @@ static int build_calls(struct gw_analyzer *a, struct view_names *vn)
 	v->calls = calloc(a->vcalls.len + 1, sizeof(*v->calls));
 	if (!v->calls)
 		return -ENOMEM;
+	/* the sites stage resolved the calls' stacks: the view takes them over */
+	v->sites = a->vsites.data;
+	v->n_sites = a->vsites.len;
+	a->vsites = (struct gw_vec){0};
 	for (size_t i = 0; i < a->vcalls.len; i++, v->n_calls++) {
 		struct gw_view_call *o = &v->calls[i];
 
@@ -88,6 +92,11 @@ static int build_calls(struct gw_analyzer *a, struct view_names *vn)
 			.category = c[i].category,
 			.sync_kind = c[i].sync_kind,
 		};
+		if (c[i].stack_id) {
+			uint64_t *at = gw_hmap_find(&a->vsite_map, c[i].trace, c[i].stack_id);
+
+			o->site = at ? &v->sites[*at - 1] : NULL;
+		}
 		if ((r = name_of(a, vn, c[i].trace, c[i].name_id, false, &o->name)) < 0 ||
 		    (r = name_of(a, vn, c[i].trace, c[i].kernel_id, true, &o->kernel)) < 0)
 			return r;
@@ -199,6 +208,9 @@ void gw_event_view_free(struct gw_event_view *v)
 	for (size_t i = 0; i < v->n_strings; i++)
 		free(v->strings[i]);
 	free(v->strings);
+	for (size_t i = 0; i < v->n_sites; i++)
+		gw_site_clear(&v->sites[i]);
+	free(v->sites);
 	free(v->threads);
 	free(v->calls);
 	free(v->ops);

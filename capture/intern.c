@@ -12,6 +12,7 @@
 
 #define STRING_SLOTS (1u << 16)
 #define STACK_SLOTS  (1u << 18)
+#define PYCODE_SLOTS (1u << 16)
 #define ARENA_BYTES  (16u << 20)
 #define MAX_PROBES   64
 
@@ -30,7 +31,7 @@ struct table {
 	uint32_t mask;
 };
 
-static struct table strings, stacks;
+static struct table strings, stacks, pycodes;
 static const char *_Atomic *string_text; /* interned copies, by slot: the cache checks them */
 static _Atomic uint32_t *launch_counts;	 /* by string id */
 static char *arena;
@@ -76,12 +77,15 @@ int gw_intern_init(void)
 	stacks.keys = map(STACK_SLOTS * sizeof(uint64_t));
 	stacks.ids = map(STACK_SLOTS * sizeof(uint32_t));
 	stacks.mask = STACK_SLOTS - 1;
+	pycodes.keys = map(PYCODE_SLOTS * sizeof(uint64_t));
+	pycodes.ids = map(PYCODE_SLOTS * sizeof(uint32_t));
+	pycodes.mask = PYCODE_SLOTS - 1;
 	string_text = map(STRING_SLOTS * sizeof(char *));
 	launch_counts = map(STRING_SLOTS * sizeof(uint32_t));
 	cache = map(CACHE_SLOTS * sizeof(uint64_t));
 	arena = map(ARENA_BYTES);
-	if (!strings.keys || !strings.ids || !stacks.keys || !stacks.ids || !string_text ||
-	    !launch_counts || !cache || !arena)
+	if (!strings.keys || !strings.ids || !stacks.keys || !stacks.ids || !pycodes.keys ||
+	    !pycodes.ids || !string_text || !launch_counts || !cache || !arena)
 		return -ENOMEM;
 	atomic_store(&ready, true);
 	return 0;
@@ -96,8 +100,11 @@ void gw_intern_reset(void)
 	madvise((void *)strings.ids, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	madvise((void *)stacks.keys, STACK_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
 	madvise((void *)stacks.ids, STACK_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
+	madvise((void *)pycodes.keys, PYCODE_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
+	madvise((void *)pycodes.ids, PYCODE_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	atomic_store(&strings.next_id, 0);
 	atomic_store(&stacks.next_id, 0);
+	atomic_store(&pycodes.next_id, 0);
 	madvise((void *)string_text, STRING_SLOTS * sizeof(char *), MADV_DONTNEED);
 	madvise((void *)launch_counts, STRING_SLOTS * sizeof(uint32_t), MADV_DONTNEED);
 	madvise((void *)cache, CACHE_SLOTS * sizeof(uint64_t), MADV_DONTNEED);
@@ -216,7 +223,7 @@ uint64_t gw_intern_string_static(unsigned kind, const char *text)
 	return intern_string(kind, text, false);
 }
 
-uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
+uint64_t gw_intern_stack_kind(const uint64_t *ips, uint32_t depth, unsigned kind)
 {
 	uint64_t key, slot;
 	uint32_t id;
@@ -224,7 +231,7 @@ uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
 
 	if (!depth || !atomic_load_explicit(&ready, memory_order_relaxed))
 		return 0;
-	key = GW_HASH_SEED;
+	key = GW_HASH_SEED ^ kind;
 	/* Word at a time: a byte-wise hash of a 30-frame stack would cost more than the unwind. */
 	for (uint32_t i = 0; i < depth; i++) {
 		key = (key ^ ips[i]) * 0x9e3779b97f4a7c15ull;
@@ -235,11 +242,37 @@ uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
 	if (!slot || !(id = slot_id(&stacks, slot)))
 		return 0;
 	if (fresh) {
-		struct gw_rec_stack rec = {.id = id, .ips = {ips, depth}};
+		struct gw_rec_stack rec = {.id = id, .ips = {ips, depth}, .ips_kind = kind};
+		uint64_t native[GW_MAX_STACK_DEPTH];
+		uint32_t n = 0;
 
 		/* A new stack may run through an object loaded since the last module scan. */
-		gw_modules_check(ips, depth);
+		for (uint32_t i = 0; i < depth && n < GW_MAX_STACK_DEPTH; i++)
+			if (kind != GW_STACK_MIXED || !GW_PYFRAME_IS(ips[i]))
+				native[n++] = ips[i];
+		gw_modules_check(native, n);
 		gw_emit(GW_REC_STACK, &rec);
+	}
+	return id;
+}
+
+uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth)
+{
+	return gw_intern_stack_kind(ips, depth, GW_STACK_ADDRESSES);
+}
+
+uint64_t gw_intern_pycode(uint64_t key, bool *ret_new)
+{
+	uint64_t slot;
+	uint32_t id;
+
+	*ret_new = false;
+	if (!atomic_load_explicit(&ready, memory_order_relaxed))
+		return 0;
+	slot = claim(&pycodes, key | 1, ret_new);
+	if (!slot || !(id = slot_id(&pycodes, slot)) || id > GW_PYFRAME_CODE_MAX) {
+		*ret_new = false;
+		return 0;
 	}
 	return id;
 }

@@ -42,6 +42,20 @@ uint64_t gw_intern_string_static(unsigned kind, const char *text);
 uint64_t gw_intern_stack(const uint64_t *ips, uint32_t depth);
 
 /*
+ * The same for a stack of another kind (enum gw_stack_kind): GW_STACK_MIXED holds Python frame
+ * words beside the addresses, which the module check passes over.
+ */
+uint64_t gw_intern_stack_kind(const uint64_t *ips, uint32_t depth, unsigned kind);
+
+/*
+ * The id of a Python code object from a 64-bit key (a hash of its address and of the objects
+ * it names, so that another code object made at a freed one's address gets an id of its own).
+ * *ret_new is true when this call drew the id: the caller then emits its PYCODE record. Ids
+ * count up from 1 as for strings; 0 when the table is full. Any thread, lock-free.
+ */
+uint64_t gw_intern_pycode(uint64_t key, bool *ret_new);
+
+/*
  * How many times a kernel name id was launched, this launch included (for launch sampling).
  * 0 for ids beyond the table. Threads launching the same kernel at once may lose a count.
  */

@@ -32,6 +32,8 @@ static uint64_t self_start, self_end;
  * or scan then waits forever. Walkers count themselves; fork waits for them to leave. */
 static _Atomic unsigned walkers;
 static _Atomic bool forking;
+static _Atomic uint32_t generation; /* scans that found an object not seen before */
+static bool scan_added;
 
 static size_t build_id(const struct dl_phdr_info *info, uint8_t *out)
 {
@@ -121,6 +123,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 	m = &modules[n];
 	*m = (struct module){.start = lo, .end = hi, .base = info->dlpi_addr, .present = true};
 	atomic_store_explicit(&module_count, n + 1, memory_order_release);
+	scan_added = true;
 
 	if (!path || !*path) {
 		/* The main program has no name in the loader's list. */
@@ -200,7 +203,10 @@ void gw_modules_scan(void)
 	n = atomic_load_explicit(&module_count, memory_order_acquire);
 	for (uint32_t i = 0; i < n; i++)
 		modules[i].present = false;
+	scan_added = false;
 	dl_iterate_phdr(scan_one, NULL);
+	if (scan_added)
+		atomic_fetch_add_explicit(&generation, 1, memory_order_release);
 	for (uint32_t i = 0; i < n; i++) {
 		if (modules[i].present || modules[i].end == modules[i].start)
 			continue;
@@ -231,6 +237,11 @@ void gw_modules_check(const uint64_t *ips, uint32_t n)
 			return;
 		}
 	}
+}
+
+uint32_t gw_modules_generation(void)
+{
+	return atomic_load_explicit(&generation, memory_order_acquire);
 }
 
 bool gw_modules_is_self(uint64_t ip)

@@ -18,6 +18,10 @@ void gw_modules_scan(void);
  */
 void gw_modules_check(const uint64_t *ips, uint32_t n);
 
+/* Counts the scans that found objects loaded since the one before (dlopen): who looks for
+ * something among the objects looks again when it changed. */
+uint32_t gw_modules_generation(void);
+
 /* Whether ip lies in libgpuwhy.so itself (so stacks can start at the application's frames). */
 bool gw_modules_is_self(uint64_t ip);
 

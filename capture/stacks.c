@@ -16,6 +16,7 @@
 #include "descriptors.h"
 #include "intern.h"
 #include "modules.h"
+#include "python-frames.h"
 #include "trace-writer.h"
 
 /* Deep enough for framework code between the application's call site and the CUDA call. */
@@ -163,8 +164,8 @@ static bool pipe_intact(void)
 uint64_t gw_stack_capture(void)
 {
 	void *raw[UNWIND_DEPTH];
-	uint64_t ips[UNWIND_DEPTH];
-	uint32_t depth = 0;
+	uint64_t ips[UNWIND_DEPTH], mixed[GW_MAX_STACK_DEPTH];
+	uint32_t depth = 0, merged;
 	int first = 0, n;
 
 	if (atomic_load_explicit(&stopped, memory_order_relaxed) || !pipe_intact())
@@ -178,6 +179,10 @@ uint64_t gw_stack_capture(void)
 		first++;
 	for (int i = first; i < n; i++)
 		ips[depth++] = (uint64_t)(uintptr_t)raw[i];
+	/* In a Python program, the thread's Python frames join the native ones. */
+	merged = gw_python_merge(ips, depth, mixed, GW_MAX_STACK_DEPTH);
+	if (merged)
+		return gw_intern_stack_kind(mixed, merged, GW_STACK_MIXED);
 	if (!depth)
 		return 0;
 	return gw_intern_stack(ips, depth);

@@ -14,7 +14,8 @@
  * libgpuwhy.so (CUPTI and CUDA frames stay: the report skips them when it looks for the call
  * site), and returns the stack's id, emitting GW_REC_STACK the first time (and GW_REC_MODULE
  * for objects loaded since the last scan). 0 when nothing could be unwound. No allocation, no
- * lock in the common case.
+ * lock in the common case. When the thread runs Python, its Python frames join the native ones
+ * (a GW_STACK_MIXED stack, python-frames.h).
  */
 uint64_t gw_stack_capture(void);
 

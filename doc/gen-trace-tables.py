@@ -24,7 +24,11 @@ def macro_bodies(text):
 def comment_before_define(text, name):
     """The /* ... */ comment right above '#define NAME(F)', without its markers."""
     m = re.search(r'/\*((?:(?!\*/).)*)\*/\s*\n#define\s+' + name + r'\(', text, re.S)
-    return ' '.join(m.group(1).split()) if m else ''
+    if not m:
+        return ''
+    # continuation lines start with ' * ': drop the star, keep the words
+    lines = (re.sub(r'^\s*\*(?=\s|$)', '', line) for line in m.group(1).splitlines())
+    return ' '.join(' '.join(lines).split())
 
 
 def fields(body):

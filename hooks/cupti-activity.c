@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* CUPTI activity buffers: a preallocated pool, completed buffers queued by CUPTI's callback and
- * converted into trace records (kernels, copies, memsets, synchronizations, devices) on
+ * converted into trace records (kernels, copies, memsets, devices, contexts) on
  * gpuwhy's own flusher thread, which also flushes CUPTI periodically and once at exit. */
 #include <errno.h>
 #include <pthread.h>
@@ -17,6 +17,7 @@
 #include "capture-state.h"
 #include "clock.h"
 #include "correlation.h"
+#include "nvml-sampler.h"
 #include "subscriber.h"
 #include "intern.h"
 #include "trace-writer.h"
@@ -264,18 +265,28 @@ static void convert_memset(const CUpti_ActivityMemset4 *m)
 	gw_emit(GW_REC_MEMSET, &r);
 }
 
-static void convert_sync(const CUpti_ActivitySynchronization2 *s)
+/* A peer-to-peer copy (MEMCPY2): a copy with both its devices. The fields read sit at the same
+ * offsets in every CUpti_ActivityMemcpyPtoP version; graphId only from the third on, so it is
+ * left out. */
+static void convert_memcpy2(const CUpti_ActivityMemcpyPtoP4 *m)
 {
-	struct gw_rec_sync r = {
-		.correlation = gw_corr_resolve(s->correlationId),
-		.start_ns = s->start,
-		.end_ns = s->end,
-		.type = s->type,
-		.stream = s->streamId,
-		.event = s->cudaEventId,
+	struct gw_rec_memcpy r = {
+		.device = m->deviceId,
+		.stream = m->streamId,
+		.correlation = join(1, m->correlationId),
+		.start_ns = m->start,
+		.end_ns = m->end,
+		.bytes = m->bytes,
+		.copy_kind = m->copyKind,
+		.src_kind = m->srcKind,
+		.dst_kind = m->dstKind,
+		.flags = m->flags,
+		.src_device = (uint64_t)m->srcDeviceId + 1,
+		.dst_device = (uint64_t)m->dstDeviceId + 1,
 	};
 
-	gw_emit(GW_REC_SYNC, &r);
+	untimed_seen += !m->start && !m->end;
+	gw_emit(GW_REC_MEMCPY, &r);
 }
 
 static void convert_device(const CUpti_ActivityDevice5 *d)
@@ -302,6 +313,8 @@ static void convert_device(const CUpti_ActivityDevice5 *d)
 
 	device_seen = true;
 	gw_emit(GW_REC_DEVICE, &r);
+	/* the sampler of measured counters samples the devices the program uses */
+	gw_nvml_device_seen(d->id, (const uint8_t *)d->uuid.bytes);
 }
 
 /* Start-up work CUPTI timed: lazy loading of a kernel or module, PTX compilation. CUPTI's own
@@ -341,12 +354,24 @@ static void convert_overhead(const CUpti_ActivityOverhead3 *o)
 static void convert_context(const CUpti_ActivityContext3 *c)
 {
 	struct gw_rec_context r = {.device = c->deviceId, .context_id = c->contextId};
+	struct gw_rec_counter m = {.time_ns = gw_now_ns(), .device = c->deviceId};
 
 	if (gw_cupti_version >= GW_CUPTI_API_GREEN_CONTEXTS && c->isGreenContext) {
 		r.green = 1;
 		r.sm_count = c->numMultiprocessors;
 	}
 	gw_emit(GW_REC_CONTEXT, &r);
+	/* CUPTI's own buffers in this context's device memory, when its attributes said. */
+	if (gw_cupti_buffer_bytes) {
+		m.counter = GW_COUNTER_CUPTI_BUFFER_BYTES;
+		m.value = gw_cupti_buffer_bytes;
+		gw_emit(GW_REC_COUNTER, &m);
+	}
+	if (gw_cupti_buffer_limit_bytes) {
+		m.counter = GW_COUNTER_CUPTI_BUFFER_LIMIT_BYTES;
+		m.value = gw_cupti_buffer_limit_bytes;
+		gw_emit(GW_REC_COUNTER, &m);
+	}
 }
 
 static void convert_buffer(struct buf_head *h)
@@ -366,8 +391,8 @@ static void convert_buffer(struct buf_head *h)
 		case CUPTI_ACTIVITY_KIND_MEMSET:
 			convert_memset((const CUpti_ActivityMemset4 *)a);
 			break;
-		case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-			convert_sync((const CUpti_ActivitySynchronization2 *)a);
+		case CUPTI_ACTIVITY_KIND_MEMCPY2:
+			convert_memcpy2((const CUpti_ActivityMemcpyPtoP4 *)a);
 			break;
 		case CUPTI_ACTIVITY_KIND_DEVICE:
 			convert_device((const CUpti_ActivityDevice5 *)a);

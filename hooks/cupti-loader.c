@@ -19,6 +19,7 @@ char gw_cupti_path[4096 + 64];
 bool gw_cupti_loaded_before;
 _Atomic bool gw_cupti_usable;
 unsigned gw_cupti_unknown_callbacks;
+uint64_t gw_cupti_buffer_bytes, gw_cupti_buffer_limit_bytes;
 
 static CUpti_SubscriberHandle subscriber;
 static void *cupti_handle;
@@ -243,6 +244,41 @@ void gw_cupti_unsubscribe(void)
 	subscriber = NULL;
 }
 
+/* An activity attribute of size_t or uint8_t, or 0 when this CUPTI does not say. */
+static uint64_t attribute(__typeof__(cuptiActivityGetAttribute) *get, CUpti_ActivityAttribute a,
+			  size_t size)
+{
+	uint64_t v = 0;
+
+	if (!get || get(a, &size, &v) != CUPTI_SUCCESS)
+		return 0;
+	return size == 1 ? (v & 0xff) : v;
+}
+
+/*
+ * CUPTI's device memory per context, by its own attributes (cupti_activity.h): buffers of
+ * DEVICE_BUFFER_SIZE (3.2 MB by default), PRE_ALLOCATE_VALUE of them (3) allocated with the
+ * context, up to POOL_LIMIT (250) under a dense flow of kernels, copies and memsets; in device
+ * memory since CUDA 12.0 update 1 unless MEM_ALLOCATION_TYPE_HOST_PINNED asks for host memory.
+ * CUPTI says the real amount "might be larger": these are the least it takes.
+ */
+static void read_buffer_bytes(void)
+{
+	__typeof__(cuptiActivityGetAttribute) *get;
+	uint64_t size, pre, limit;
+
+	*(void **)&get = dlsym(cupti_handle, "cuptiActivityGetAttribute");
+	gw_cupti_buffer_bytes = gw_cupti_buffer_limit_bytes = 0;
+	size = attribute(get, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, sizeof(size_t));
+	pre = attribute(get, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, sizeof(size_t));
+	limit = attribute(get, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, sizeof(size_t));
+	if (!size || attribute(get, CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1))
+		return;
+	/* a CUPTI without the preallocation attribute (before 12.0) allocated 3 */
+	gw_cupti_buffer_bytes = size * (pre ? pre : 3);
+	gw_cupti_buffer_limit_bytes = limit ? size * limit : 0;
+}
+
 int gw_cupti_enable(void)
 {
 	static const CUpti_ActivityKind kinds[] = {GW_CUPTI_ACTIVITY_KINDS};
@@ -269,10 +305,12 @@ int gw_cupti_enable(void)
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if (gw_cupti.cuptiActivityEnable(kinds[i]) != CUPTI_SUCCESS)
 			failed++;
-	/* CUPTI 12.8 and later: no record for each poll of a stream or event query. */
+	/* SYNCHRONIZATION is not enabled; should another client enable it, CUPTI 12.8 and later
+	 * at least make no record for each poll of a stream or event query. */
 	*(void **)&all_sync = dlsym(cupti_handle, "cuptiActivityEnableAllSyncRecords");
 	if (all_sync)
 		all_sync(0);
+	read_buffer_bytes();
 	return failed;
 }
 

@@ -55,11 +55,15 @@ extern _Atomic uint64_t gw_cupti_launches;
 extern unsigned gw_cupti_unknown_callbacks;
 
 /* The activity kinds gpuwhy enables. RUNTIME and DRIVER API records would repeat the
- * callbacks' records at a second cost per call, so they stay off (doc/capture.md). */
+ * callbacks' records at a second cost per call, so they stay off (doc/capture.md); so do
+ * SYNCHRONIZATION records, one per synchronizing call (the API record has it) and one per
+ * stream or event query that found its work done (PyTorch's allocator makes thousands): the
+ * callbacks fold a polling loop's queries into one SYNC record instead. MEMCPY2 is the
+ * peer-to-peer copies'. */
 #define GW_CUPTI_ACTIVITY_KINDS                                                                    \
 	CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONTEXT,                                   \
 		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,                 \
-		CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,                   \
+		CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,                           \
 		CUPTI_ACTIVITY_KIND_OVERHEAD
 
 /* The CUPTI API versions whose records carry what gpuwhy reads beyond GW_CUPTI_MIN_API's:
@@ -87,11 +91,17 @@ int gw_cupti_load(const char *explicit_path, char *why, size_t why_size);
  */
 int gw_cupti_subscribe(char *why, size_t why_size);
 
-/* Enables the callbacks of include/gpuwhy/api-table.def and the activity kinds, and turns off CUPTI's
- * records of queries that found the work unfinished (a polling loop's, where the CUPTI has
- * cuptiActivityEnableAllSyncRecords). Returns how many CUPTI refused (0 = all on); callbacks
- * it does not know are counted in gw_cupti_unknown_callbacks instead. */
+/* Enables the callbacks of include/gpuwhy/api-table.def and the activity kinds, and reads how
+ * much device memory CUPTI's activity buffers take (gw_cupti_buffer_bytes). Returns how many
+ * CUPTI refused (0 = all on); callbacks it does not know are counted in
+ * gw_cupti_unknown_callbacks instead. */
 int gw_cupti_enable(void);
+
+/* CUPTI's device memory for each context, from its activity attributes (0: unknown): what it
+ * allocates up front (buffer size x preallocated buffers) and the most it may take (buffer
+ * size x pool limit); none when it keeps its buffers in pinned host memory. Written as
+ * COUNTER records with each context's device. */
+extern uint64_t gw_cupti_buffer_bytes, gw_cupti_buffer_limit_bytes;
 
 /* A function of the loaded libcupti by name, or NULL (none loaded, or it lacks it). */
 void *gw_cupti_symbol(const char *name);

@@ -20,6 +20,7 @@
 
 #include <gpuwhy/trace-format.h>
 
+#include "nvml-sampler.h"
 #include "nvtx.h"
 #include "subscriber.h"
 #include "capture-state.h"
@@ -29,6 +30,7 @@
 #include "intern.h"
 #include "modules.h"
 #include "output-path.h"
+#include "python-frames.h"
 #include "stacks.h"
 #include "trace-writer.h"
 
@@ -39,6 +41,8 @@
 /* At exit, the longest gpuwhy waits for CUPTI's last flush before it gives up (a flush that
  * never returns must not keep the program from exiting). */
 #define EXIT_WAIT_NS	5000000000ull
+/* At exit, the longest gpuwhy waits for the sampler's last NVML calls. */
+#define SAMPLER_WAIT_NS 1000000000ull
 
 /* How a start goes: with CUPTI; in a fork child of a process that used CUPTI (the callbacks
  * still fire there, CUPTI must not be called); or without CUPTI, for a reason. */
@@ -167,6 +171,7 @@ static void load_config(void)
 	if (gw_config_from_env(&config, NULL) < 0)
 		warn_invalid_settings();
 	gw_stacks_on = config.stacks;
+	gw_python_configure(config.python, config.python_layout);
 }
 
 /* A thread's first event: the exit handler the constructor could not register is due now
@@ -221,6 +226,8 @@ static void finish(uint64_t footer_flags)
 	if (!writer_running)
 		return;
 	atomic_store(&gw_capture_on, false);
+	/* the sampler's last window, before the writer stops */
+	gw_nvml_sampler_stop(SAMPLER_WAIT_NS);
 	/* GPU records still in CUPTI's buffers become trace records before the footer, unless
 	 * CUPTI's flush does not come back in time: the program exits regardless. */
 	if ((cupti_ready || callbacks_only) && gw_cupti_finish(EXIT_WAIT_NS) == -ETIMEDOUT) {
@@ -232,6 +239,7 @@ static void finish(uint64_t footer_flags)
 		say("%s (trace %s)", gave_up, trace_path);
 	}
 	gw_nvtx_exit_notes();
+	gw_python_exit_notes();
 	if (cupti_ready || callbacks_only) {
 		char joins[256];
 
@@ -316,7 +324,9 @@ static void atfork_child(void)
 		atomic_store(&child_pending, cupti_ready);
 	}
 	gw_cupti_flusher_forget();
+	gw_nvml_sampler_forget();
 	gw_nvtx_fork_child();
+	gw_python_fork_child();
 	pthread_mutex_init(&start_lock, NULL);
 	gw_thread_id_fork_child();
 }
@@ -490,6 +500,12 @@ static void start_locked(enum start_mode mode)
 		if (gw_cupti_flusher_start() < 0)
 			note(GW_NOTE_WARNING,
 			     "no CUPTI flusher thread: GPU records arrive at exit");
+		/* Measured counters for the devices the program uses (DEVICE records): NVML is
+		 * loaded by the sampler's own thread, so a slow or missing NVML costs the
+		 * program nothing. A fork child of a capturing parent has none (the parent's
+		 * NVML state is not the child's to use). */
+		if (config.sample_ms > 0)
+			gw_nvml_sampler_start(config.nvml_path, (unsigned)config.sample_ms);
 	}
 	if (!exit_registered) {
 		exit_registered = true;

@@ -48,11 +48,14 @@ static void counts(FILE *f, const struct gw_counts *c)
 		",\"host_syncs\":%" PRIu64 ",\"memcpy\":%" PRIu64 ",\"memset\":%" PRIu64
 		",\"allocations\":%" PRIu64 ",\"frees\":%" PRIu64 ",\"syncs_explicit\":%" PRIu64
 		",\"syncs_copy\":%" PRIu64 ",\"syncs_implicit\":%" PRIu64
-		",\"captured_launches\":%" PRIu64 "}",
+		",\"captured_launches\":%" PRIu64 ",\"syncs_poll\":%" PRIu64
+		",\"poll_queries\":%" PRIu64 ",\"host_functions\":%" PRIu64
+		",\"value_waits\":%" PRIu64 ",\"peer_copies\":%" PRIu64 "}",
 		c->kernels, c->tiny_kernels, c->launches, c->host_syncs, c->memcpy, c->memset,
 		c->allocations, c->frees, c->syncs_by_kind[GW_SYNC_EXPLICIT],
 		c->syncs_by_kind[GW_SYNC_COPY], c->syncs_by_kind[GW_SYNC_IMPLICIT],
-		c->captured_launches);
+		c->captured_launches, c->syncs_by_kind[GW_SYNC_POLL], c->poll_queries,
+		c->host_functions, c->value_waits, c->peer_copies);
 }
 
 /* The site's fields, inside an object already opened (leading comma included). */
@@ -72,6 +75,25 @@ static void site(FILE *f, const struct gw_site *s)
 			fputc(',', f);
 		jstr(f, s->frames[i]);
 	}
+	/* the same frames, field by field, each with its language */
+	fprintf(f, "],\"lang\":\"%s\",\"native_site\":",
+		s->lang == GW_FRAME_PYTHON ? "python" : "native");
+	jstr(f, s->native);
+	fputs(",\"stack\":[", f);
+	for (unsigned i = 0; i < s->n_frames; i++) {
+		const struct gw_frame_detail *d = s->details ? &s->details[i] : NULL;
+
+		fprintf(f, "%s{\"lang\":\"%s\",\"text\":", i ? "," : "",
+			d && d->lang == GW_FRAME_PYTHON ? "python" : "native");
+		jstr(f, s->frames[i]);
+		fputs(",\"function\":", f);
+		jstr(f, d ? d->function : NULL);
+		fputs(",\"file\":", f);
+		jstr(f, d ? d->file : NULL);
+		fprintf(f, ",\"line\":%u,\"module\":", d ? d->line : 0);
+		jstr(f, d ? d->module : NULL);
+		fputc('}', f);
+	}
 	fputc(']', f);
 }
 
@@ -81,6 +103,126 @@ static void bucket_values(FILE *f, const double *v)
 }
 
 /* "steps": every step; "step_summary": the statistics over them and the slowest. */
+static void jnum_or_null(FILE *f, double v)
+{
+	if (v < 0)
+		fputs("null", f);
+	else
+		jnum(f, v);
+}
+
+/* One device's series: {"dram_bw_util": [[t_ns, value], ...], ...}; each value holds from its
+ * time to the next point's, and a last point at the last window's end closes the series. */
+static void series_of(FILE *f, const struct gw_counters *c, unsigned device)
+{
+	bool first = true;
+
+	fputc('{', f);
+	for (unsigned i = 0; i < c->n_series; i++) {
+		const struct gw_counter_series *s = &c->series[i];
+
+		if (s->device != device)
+			continue;
+		if (!first)
+			fputc(',', f);
+		first = false;
+		jkey(f, s->key);
+		fputc('[', f);
+		for (size_t k = 0; k < s->n; k++) {
+			fprintf(f, "%s[%" PRIu64 ",", k ? "," : "", s->points[k].start_ns);
+			jnum(f, s->points[k].value);
+			fputc(']', f);
+		}
+		if (s->n) {
+			fprintf(f, ",[%" PRIu64 ",", s->points[s->n - 1].end_ns);
+			jnum(f, s->points[s->n - 1].value);
+			fputc(']', f);
+		}
+		fputc(']', f);
+	}
+	fputc('}', f);
+}
+
+static void counters(FILE *f, const struct gw_counters *c)
+{
+	static const char *const sources[] = {NULL, "gpm", "samples"};
+	unsigned devices[64], nd = 0;
+
+	for (unsigned i = 0; i < c->n_series; i++) {
+		unsigned k = 0;
+
+		while (k < nd && devices[k] != c->series[i].device)
+			k++;
+		if (k == nd && nd < 64)
+			devices[nd++] = c->series[i].device;
+	}
+	fprintf(f, "{\"measured\":%s,\"source\":", c->measured ? "true" : "false");
+	jstr(f, c->measured && c->source < 3 ? sources[c->source] : NULL);
+	fputs(",\"period_ns\":", f);
+	if (c->period_ns)
+		fprintf(f, "%" PRIu64, c->period_ns);
+	else
+		fputs("null", f);
+	fputs(",\"reason\":", f);
+	jstr(f, c->measured ? NULL : c->reason);
+	/* the first device's series at the top, every device's below */
+	fputs(",\"series\":", f);
+	if (nd)
+		series_of(f, c, devices[0]);
+	else
+		fputs("{}", f);
+	fputs(",\"devices\":[", f);
+	for (unsigned k = 0; k < nd; k++) {
+		fprintf(f, "%s{\"device\":%u,\"means\":{", k ? "," : "", devices[k]);
+		for (unsigned i = 0, n = 0; i < c->n_series; i++)
+			if (c->series[i].device == devices[k]) {
+				fputs(n++ ? "," : "", f);
+				jkey(f, c->series[i].key);
+				jnum_or_null(f, c->series[i].mean);
+			}
+		fputs("},\"series\":", f);
+		series_of(f, c, devices[k]);
+		fputc('}', f);
+	}
+	fprintf(f, "],\"windows\":%u,\"dram_fit_rms\":", c->windows);
+	jnum(f, c->dram_fit_rms);
+	fputs(",\"dram_r2\":", f);
+	jnum(f, c->windows ? c->dram_r2 : NAN);
+	fputs(",\"reclassified_share\":", f);
+	jnum(f, c->reclassified_share);
+	fputs(",\"estimates\":[", f);
+	for (unsigned i = 0; i < c->n_estimates; i++) {
+		const struct gw_usage_estimate *e = &c->estimates[i];
+
+		fprintf(f, "%s{\"device\":%u,\"name\":", i ? "," : "", e->device);
+		jstr(f, e->name);
+		fprintf(f, ",\"kernels\":%s,\"busy_ns\":%" PRIu64 ",\"windows\":%u,\"dram\":",
+			e->kernels ? "true" : "false", e->busy_ns, e->windows);
+		jnum(f, e->dram);
+		fputs(",\"dram_se\":", f);
+		jnum_or_null(f, e->dram_se);
+		fputs(",\"sm\":", f);
+		jnum_or_null(f, e->sm);
+		fputs(",\"sm_se\":", f);
+		jnum_or_null(f, e->sm < 0 ? -1 : e->sm_se);
+		fputs(",\"name_class\":", f);
+		jstr(f, e->kernels ? gw_buckets[e->name_class].key : NULL);
+		fputs(",\"measured_class\":", f);
+		jstr(f, e->kernels && e->measured_class < GW_BUCKET_COUNT
+				? gw_buckets[e->measured_class].key
+				: NULL);
+		fputs(",\"agrees\":", f);
+		fputs(!e->kernels || e->measured_class >= GW_BUCKET_COUNT ? "null"
+		      : e->measured_class == e->name_class		  ? "true"
+									  : "false",
+		      f);
+		fputs(",\"confidence\":", f);
+		jstr(f, e->confidence);
+		fprintf(f, ",\"applied\":%s}", e->applied ? "true" : "false");
+	}
+	fputs("]}", f);
+}
+
 static void steps(FILE *f, const struct gw_steps *ss)
 {
 	fputs(",\"steps\":[", f);
@@ -119,9 +261,11 @@ static void steps(FILE *f, const struct gw_steps *ss)
 		fprintf(f, "%s{\"index\":%u,\"name\":", i ? "," : "", w->step);
 		jstr(f, ss->steps[w->step].name);
 		fprintf(f,
-			",\"duration_ns\":%" PRIu64 ",\"over_median_ns\":%" PRId64
-			",\"bucket\":\"%s\",\"bucket_over_median_ns\":",
-			ss->steps[w->step].duration_ns, w->over_ns, gw_buckets[w->bucket].key);
+			",\"duration_ns\":%" PRIu64 ",\"over_median_ns\":%" PRId64 ",\"bucket\":",
+			ss->steps[w->step].duration_ns, w->over_ns);
+		/* GW_BUCKET_COUNT: no bucket explains it (null) */
+		jstr(f, w->bucket < GW_BUCKET_COUNT ? gw_buckets[w->bucket].key : NULL);
+		fputs(",\"bucket_over_median_ns\":", f);
 		jnum(f, w->bucket_over_ns);
 		fputs(",\"what\":", f);
 		jstr(f, w->what);
@@ -199,11 +343,22 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		",\"managed_peak_bytes\":%" PRIu64 ",\"pinned_peak_bytes\":%" PRIu64
 		",\"never_freed\":%" PRIu64 ",\"never_freed_bytes\":%" PRIu64
 		",\"recorded\":%s,\"allocator_reserved_peak_bytes\":%" PRIu64
-		",\"allocator_allocated_peak_bytes\":%" PRIu64 "}",
+		",\"allocator_allocated_peak_bytes\":%" PRIu64,
 		res->memory.managed_peak_bytes, res->memory.pinned_peak_bytes,
 		res->memory.never_freed, res->memory.never_freed_bytes,
 		res->memory.recorded ? "true" : "false", res->memory.allocator_reserved_peak_bytes,
 		res->memory.allocator_allocated_peak_bytes);
+	/* CUPTI's own buffers on the device: null when the trace does not say */
+	fputs(",\"cupti_buffer_bytes\":", f);
+	if (res->memory.cupti_buffer_bytes)
+		fprintf(f, "%" PRIu64, res->memory.cupti_buffer_bytes);
+	else
+		fputs("null", f);
+	fputs(",\"cupti_buffer_limit_bytes\":", f);
+	if (res->memory.cupti_buffer_limit_bytes)
+		fprintf(f, "%" PRIu64 "}", res->memory.cupti_buffer_limit_bytes);
+	else
+		fputs("null}", f);
 	fputs(",\"utilization\":{\"kernel_active\":", f);
 	jnum(f, res->util.kernel_active);
 	fputs(",\"sm_busy\":", f);
@@ -218,8 +373,14 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 	fputs(",\"sources\":{\"kernel_active\":\"share of time with any kernel running "
 	      "(nvidia-smi GPU-Util)\",\"sm_busy\":\"mean SM fill from launch configurations "
 	      "(estimate of DCGM SM_ACTIVE)\",\"compute\":\"the compute bucket\","
-	      "\"memory_bandwidth\":\"hardware counters only; not measured\"}}",
+	      "\"memory_bandwidth\":",
 	      f);
+	jstr(f, res->util.memory_bandwidth >= 0
+			? "measured: NVML GPM DRAM_BW_UTIL, mean over the devices' windows"
+			: "hardware counters only; not measured");
+	fputs("},\"counters\":", f);
+	counters(f, &res->counters);
+	fputc('}', f);
 	fprintf(f, ",\"quadrant\":{\"memory\":\"%s\",\"compute\":\"%s\"}",
 		!res->memory.recorded ? "unknown"
 		: res->memory_high    ? "high"
@@ -271,6 +432,26 @@ int gw_report_json(const struct gw_analysis *res, const struct gw_analysis_optio
 		jstr(f, b->next);
 		fprintf(f, ",\"launched_in_trace\":%s", b->launched ? "true" : "false");
 		site(f, &b->site);
+		fputs(",\"held_by\":", f);
+		if (b->held_by) {
+			fputs("{\"api\":", f);
+			jstr(f, b->held_by);
+			site(f, &b->held_site);
+			fputc('}', f);
+		} else {
+			fputs("null", f);
+		}
+		fputc('}', f);
+	}
+	fputs("],\"host_function_sites\":[", f);
+	for (unsigned i = 0; i < res->n_host_funcs; i++) {
+		const struct gw_host_func_site *h = &res->host_funcs[i];
+
+		fprintf(f, "%s{\"api\":", i ? "," : "");
+		jstr(f, h->api);
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"gaps\":%" PRIu64 ",\"held_ns\":%" PRIu64,
+			h->calls, h->gaps, h->held_ns);
+		site(f, &h->site);
 		fputc('}', f);
 	}
 	fputs("],\"tiny_kernels_top\":[", f);

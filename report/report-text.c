@@ -133,6 +133,16 @@ static void cause_site(FILE *f, const struct gw_analysis *res, int b, const stru
 		}
 		return;
 	case GW_BUCKET_HOST_WORK:
+		/* queued work that waited for a host function to run: named first */
+		if (res->n_host_funcs && res->host_funcs[0].held_ns) {
+			const struct gw_host_func_site *h = &res->host_funcs[0];
+
+			fprintf(f,
+				"     queued work waited %.2f ms for host functions (%s at %s%s%s, "
+				"%" PRIu64 " calls) to run on the host\n",
+				ms((double)h->held_ns), h->api, st->cyan, h->site.text, st->reset,
+				h->calls);
+		}
 		for (unsigned i = 0; i < res->n_sync_sites; i++)
 			if (res->sync_sites[i].host_work_after_ns) {
 				fprintf(f,
@@ -156,6 +166,11 @@ static void cause_site(FILE *f, const struct gw_analysis *res, int b, const stru
 				s->stream, s->device, s->gaps, ms((double)s->longest_ns), s->next,
 				st->cyan, s->launched ? s->site.text : "launched before the trace",
 				st->reset);
+			if (s->held_by)
+				fprintf(f,
+					"     held by %s at %s%s%s: a wait for a value in memory, "
+					"which something outside the GPU's queued work writes\n",
+					s->held_by, st->cyan, s->held_site.text, st->reset);
 		}
 		return;
 	default:
@@ -390,8 +405,12 @@ static bool libc_start_frame(const char *frame)
 	return false;
 }
 
+/* Below a site's line: for a Python site, the native frame that issued the CUDA call; then
+ * the frames that called it. */
 static void site_frames(FILE *f, const struct gw_site *s)
 {
+	if (s->native)
+		fprintf(f, "          via %s\n", s->native);
 	for (unsigned i = 1; i < s->n_frames && i < 4 && !libc_start_frame(s->frames[i]); i++)
 		fprintf(f, "          called from %s\n", s->frames[i]);
 }
@@ -467,6 +486,95 @@ static void step_details(FILE *f, const struct gw_analysis *res, const struct st
 	}
 }
 
+/* A kernel's name cut to its first n bytes (whole UTF-8 characters) for a column. */
+static void name_column(FILE *f, const char *name, int n)
+{
+	int len = (int)strlen(name);
+
+	if (len > n) {
+		len = n - 3;
+		while (len > 0 && ((unsigned char)name[len] & 0xc0) == 0x80)
+			len--;
+		fprintf(f, "  %.*s...%*s", len, name, n - len - 3, "");
+	} else {
+		fprintf(f, "  %-*s", n, name);
+	}
+}
+
+static void percent_se(FILE *f, double v, double se)
+{
+	char b[32];
+
+	if (v < 0)
+		snprintf(b, sizeof(b), "-");
+	else if (se < 0)
+		snprintf(b, sizeof(b), "%.1f ?", v * 100);
+	else
+		snprintf(b, sizeof(b), "%.1f±%.1f", v * 100, se * 100);
+	/* ± is two bytes */
+	fprintf(f, " %-*s", v >= 0 && se >= 0 ? 13 : 12, b);
+}
+
+/* The measured counters: what each kernel uses by the windows, where names and counters
+ * disagree, how sure (causes.md, Measured counters). */
+static void counters_details(FILE *f, const struct gw_analysis *res, const struct style *st)
+{
+	const struct gw_counters *c = &res->counters;
+	bool gpm = c->source == GW_SAMPLER_GPM, any_moved = false;
+
+	if (!c->measured)
+		return;
+	fprintf(f, "\n%sMeasured counters%s (NVML %s", st->bold, st->reset,
+		gpm ? "GPM metrics" : "utilization samples");
+	if (c->period_ns)
+		fprintf(f, ", sampled every %.0f ms", ms((double)c->period_ns));
+	fprintf(f, "; %u windows", c->windows);
+	if (c->windows)
+		fprintf(f, ", fit RMS %.1f%%, R2 %.3f", c->dram_fit_rms * 100, c->dram_r2);
+	fprintf(f, ")\n");
+	for (unsigned i = 0; i < c->n_series; i++)
+		if (c->series[i].mean >= 0)
+			fprintf(f, "  %-13s mean %5.1f%% (device %" PRIu64 ")\n", c->series[i].key,
+				c->series[i].mean * 100, res->devices[c->series[i].device].id);
+	if (!c->n_estimates)
+		return;
+	fprintf(f,
+		"  %s while each ran (least squares over the windows; ± one standard error, ? "
+		"when it ran only beside others in one proportion):\n",
+		gpm ? "DRAM and SM use" : "memory busy and SM use");
+	fprintf(f, "  %-40s %9s %-12s %-12s %-16s %-16s %s\n", "kernels", "time",
+		gpm ? "DRAM %" : "mem busy %", "SM %", "name says", "counters say", "confidence");
+	for (unsigned i = 0; i < c->n_estimates; i++) {
+		const struct gw_usage_estimate *e = &c->estimates[i];
+		bool moved = e->applied && e->measured_class != e->name_class;
+
+		name_column(f, e->name, 40);
+		fprintf(f, " %6.1f ms", ms((double)e->busy_ns));
+		percent_se(f, e->dram, e->dram_se);
+		percent_se(f, e->sm, e->sm_se);
+		fprintf(f, " %-16s %-16s %s%s\n", e->kernels ? gw_buckets[e->name_class].key : "-",
+			!e->kernels			      ? "-"
+			: e->measured_class < GW_BUCKET_COUNT ? gw_buckets[e->measured_class].key
+							      : "(undecided)",
+			e->confidence,
+			moved ? "  <- names disagree: counted as the counters say"
+			: e->kernels && e->measured_class < GW_BUCKET_COUNT &&
+					e->measured_class != e->name_class
+				? "  <- names disagree, estimate unclear: names kept"
+				: "");
+		any_moved |= moved;
+	}
+	if (!gpm)
+		fprintf(f,
+			"  (utilization samples time memory use, not bandwidth: the classes stay "
+			"the names')\n");
+	else if (any_moved)
+		fprintf(f,
+			"  The counters moved %.1f%% of kernel time to another class than its "
+			"name's.\n",
+			c->reclassified_share * 100);
+}
+
 static void details(FILE *f, const struct gw_analysis *res, const struct gw_analysis_options *opt,
 		    const struct style *st)
 {
@@ -478,9 +586,18 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	fprintf(f,
 		"Utilization: kernel_active %.1f%% (any kernel running; nvidia-smi GPU-Util), "
 		"sm_busy %.1f%% (mean SM fill from launch configurations; estimate of DCGM "
-		"SM_ACTIVE), compute %.1f%% (the bucket), memory bandwidth not measured "
-		"(needs hardware counters)\n",
+		"SM_ACTIVE), compute %.1f%% (the bucket), ",
 		res->util.kernel_active * 100, res->util.sm_busy * 100, res->util.compute * 100);
+	if (res->util.memory_bandwidth >= 0)
+		fprintf(f,
+			"memory bandwidth %.1f%% of peak (measured: NVML GPM DRAM_BW_UTIL, mean)\n",
+			res->util.memory_bandwidth * 100);
+	else if (res->counters.measured)
+		fprintf(f, "memory bandwidth not measured (only NVML utilization samples)\n");
+	else
+		fprintf(f, "memory bandwidth not measured (%s)\n",
+			res->counters.reason ? res->counters.reason
+					     : "no measured counters in the trace");
 	fprintf(f,
 		"Launch overhead split: queued %.1f%%, inside launch calls %.1f%%, between "
 		"launches %.1f%%\n",
@@ -490,6 +607,7 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 		"Kernel classes come from names; %.1f%% of kernel time matched no rule "
 		"(counted as compute)\n",
 		res->unclassified_kernel_share * 100);
+	counters_details(f, res, st);
 	if (res->startup.contexts || res->startup.loadings || res->startup.compiles)
 		fprintf(f,
 			"Start-up (host time, in the window or not): %" PRIu64
@@ -509,6 +627,15 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 	if (c->captured_launches)
 		fprintf(f, "; %" PRIu64 " launches recorded into CUDA graphs (not run then)",
 			c->captured_launches);
+	if (c->syncs_by_kind[GW_SYNC_POLL])
+		fprintf(f, "; %" PRIu64 " polling waits (%" PRIu64 " queries)",
+			c->syncs_by_kind[GW_SYNC_POLL], c->poll_queries);
+	if (c->host_functions)
+		fprintf(f, "; %" PRIu64 " host functions", c->host_functions);
+	if (c->value_waits)
+		fprintf(f, "; %" PRIu64 " waits for a value", c->value_waits);
+	if (c->peer_copies)
+		fprintf(f, "; %" PRIu64 " peer-to-peer copies", c->peer_copies);
 	fputc('\n', f);
 	fprintf(f, "Memory: peak %s", human(res->memory.peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", final %s", human(res->memory.final_bytes, hb, sizeof(hb)));
@@ -517,6 +644,17 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 		human(res->memory.never_freed_bytes, hb, sizeof(hb)));
 	fprintf(f, "; managed peak %s", human(res->memory.managed_peak_bytes, hb, sizeof(hb)));
 	fprintf(f, ", pinned host peak %s\n", human(res->memory.pinned_peak_bytes, hb, sizeof(hb)));
+	/* the profiler's own device memory: the program had that much less under gpuwhy */
+	if (res->memory.cupti_buffer_bytes) {
+		fprintf(f, "Profiler (CUPTI) buffers: at least %s of device memory a GPU",
+			human(res->memory.cupti_buffer_bytes, hb, sizeof(hb)));
+		if (res->memory.cupti_buffer_limit_bytes)
+			fprintf(f, ", up to %s under a dense flow of kernels",
+				human(res->memory.cupti_buffer_limit_bytes, hb, sizeof(hb)));
+		fputs(", not in the peak above: a run near the memory limit has that much less "
+		      "under gpuwhy\n",
+		      f);
+	}
 
 	step_details(f, res, st);
 	if (res->n_sync_sites) {
@@ -530,6 +668,17 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				s->api, gw_sync_kind_name(s->kind)->key, s->count,
 				ms((double)s->wait_ns), ms((double)s->exposed_ns), s->site.text);
 			site_frames(f, &s->site);
+		}
+	}
+	if (res->n_host_funcs) {
+		fprintf(f, "\n%sHost functions%s (queued work they held, host work)\n", st->bold,
+			st->reset);
+		for (unsigned i = 0; i < res->n_host_funcs; i++) {
+			const struct gw_host_func_site *h = &res->host_funcs[i];
+
+			fprintf(f, "  %-24s x%-8" PRIu64 " held %9.2f ms (%" PRIu64 " gaps)  %s\n",
+				h->api, h->calls, ms((double)h->held_ns), h->gaps, h->site.text);
+			site_frames(f, &h->site);
 		}
 	}
 	if (res->n_tiny_kernels) {
@@ -581,6 +730,7 @@ static void details(FILE *f, const struct gw_analysis *res, const struct gw_anal
 				human(s->bytes, hb, sizeof(hb)), s->count,
 				human(s->max_bytes, hb2, sizeof(hb2)), s->never_freed,
 				s->site.text);
+			site_frames(f, &s->site);
 		}
 	}
 	if (res->n_devices > 1) {

@@ -26,7 +26,7 @@ MAY_INCLUDE = {
 }
 # The analysis stages in the order the driver runs them; the rest of analysis/ are services
 # every stage may call (and the driver, which calls all).
-STAGES = ['collect', 'join', 'runs', 'steps', 'attribute', 'memory', 'results', 'sites', 'advice', 'view']
+STAGES = ['collect', 'join', 'counters', 'runs', 'steps', 'attribute', 'memory', 'results', 'sites', 'advice', 'view']
 SERVICES = {'model', 'util', 'classify', 'kinds', 'symbolize'}
 
 

@@ -29,7 +29,8 @@ size_t gw_api_base_len(const char *name, size_t len);
  * Nsight Systems, Kineto and CUPTI write it): true and *ret when the capture's table
  * (include/gpuwhy/api-table.def) has it. False for every other name: a call that neither issues
  * GPU work nor waits for it (include/gpuwhy/api-table.def holds every launch, copy, memset, wait,
- * allocation and free the real libcupti knows, or hooks/api-ignored.def says why not). A linear search of about 150 names:
+ * allocation and free the real libcupti knows, or hooks/api-ignored.def says why not), and for
+ * a stream or event query (the capture records none). A linear search of about 250 names:
  * callers that see a name many times cache the answer per name. Thread-safe.
  */
 bool gw_api_classify(const char *name, size_t len, struct gw_api_class *ret);

@@ -105,6 +105,17 @@ int gw_report_option(const char *prog, int c, const char *value, struct gw_repor
 		args->steps = value;
 		return 0;
 	}
+	case GW_ROPT_SITE_FILTER: {
+		char why[256];
+
+		if (gw_site_filter_check(value, why, sizeof(why)) < 0) {
+			gw_cli_error(stderr, prog, flag, value, "is not a regular expression: %s",
+				     why);
+			return -1;
+		}
+		args->site_filter = value;
+		return 0;
+	}
 	case GW_ROPT_FORMAT:
 		if (!(args->format = gw_source_type_by_name(value))) {
 			gw_cli_error(stderr, prog, flag, value,
@@ -129,6 +140,8 @@ void gw_report_analysis_options(const struct gw_report_args *args, struct gw_ana
 		opt->skew_ns = args->skew_ns;
 	if (args->steps)
 		opt->steps_pattern = args->steps;
+	if (args->site_filter)
+		opt->site_filter = args->site_filter;
 }
 
 void gw_report_options_help(FILE *f, bool for_run)

@@ -32,6 +32,10 @@
 	X(STEPS, "steps", "REGEX", PATTERN, 1,                                                     \
 	  "ranges whose whole name REGEX matches (POSIX extended, any case) are steps; '' none "   \
 	  "(default: ProfilerStep#N, step, iteration, train_step, each with or without a number)") \
+	X(SITE_FILTER, "site-filter", "REGEX", PATTERN, 1,                                         \
+	  "Python frames whose file REGEX matches (POSIX extended) are the framework's, never a "  \
+	  "site; '' none (default: site-packages/, dist-packages/, /lib/python3, <frozen, "        \
+	  "<string>, torch/)")                                                                     \
 	X(FORMAT, "format", "NAME", FORMAT, 0,                                                     \
 	  "read every TRACE as NAME: gpuwhy, kineto (torch.profiler JSON), nsys (Nsight "          \
 	  "Systems SQLite export); without it, each file's format comes from its content")
@@ -60,6 +64,7 @@ struct gw_report_args {
 	uint64_t skew_ns;		     /* UINT64_MAX: the analysis's default */
 	const struct gw_source_type *format; /* NULL: from each file's content */
 	const char *steps;		     /* NULL: the analysis's default pattern */
+	const char *site_filter;	     /* NULL: the analysis's default filter */
 	/* the last option given that shapes the report ("--json", ...), not how traces are
 	 * read; NULL: none */
 	const char *shapes_report;

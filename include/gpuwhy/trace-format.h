@@ -79,18 +79,22 @@ struct gw_ips {
 	R(MODULE, module, 5, 1)                                                                    \
 	R(THREAD, thread, 6, 1)                                                                    \
 	R(FRAME, frame, 7, 1)                                                                      \
+	R(PYCODE, pycode, 8, 1)                                                                    \
 	R(API, api, 10, 1)                                                                         \
 	R(KERNEL, kernel, 11, 2)                                                                   \
-	R(MEMCPY, memcpy, 12, 1)                                                                   \
+	R(MEMCPY, memcpy, 12, 2)                                                                   \
 	R(MEMSET, memset, 13, 1)                                                                   \
 	R(MEMORY, memory, 14, 1)                                                                   \
-	R(SYNC, sync, 15, 1)                                                                       \
+	R(SYNC, sync, 15, 2)                                                                       \
 	R(COUNTER, counter, 16, 1)                                                                 \
 	R(RANGE, range, 17, 1)                                                                     \
 	R(OVERHEAD, overhead, 18, 1)                                                               \
 	R(CONTEXT, context, 19, 1)                                                                 \
 	R(DROPS, drops, 20, 1)                                                                     \
 	R(NOTE, note, 21, 1)                                                                       \
+	R(STREAM_OP, stream_op, 22, 1)                                                             \
+	R(SAMPLER, sampler, 25, 1)                                                                 \
+	R(METRIC, metric, 26, 1)                                                                   \
 	R(FOOTER, footer, 30, 1)
 
 /* The process and the capture. */
@@ -160,6 +164,18 @@ struct gw_ips {
 	F(U64, line)	    /* 0 unknown */                                                        \
 	F(U64, module_id)   /* string: the object file; 0 unknown */
 
+/* A Python code object (a function, a module's body, a class body), once per trace: a stack's
+ * Python frame is its id and an instruction offset, and the line is worked out offline from
+ * the line table. Ids start at 1. */
+#define GW_FIELDS_pycode(F)                                                                        \
+	F(U64, id)                                                                                 \
+	F(U64, version)	     /* the interpreter's (major << 8) | minor: how to read line_table */  \
+	F(U64, file_id)	     /* string (GW_STRING_PYTHON_FILE): co_filename */                     \
+	F(U64, function_id)  /* string (GW_STRING_PYTHON_FUNCTION): co_qualname (3.10: co_name) */ \
+	F(U64, first_line)   /* co_firstlineno */                                                  \
+	F(BYTES, line_table) /* co_linetable: 3.10's PEP 626 table, 3.11's location table */       \
+	F(U64, flags)	     /* GW_PYCODE_* */
+
 /* A host thread, on first sight. */
 #define GW_FIELDS_thread(F)                                                                        \
 	F(TIME, time_ns)                                                                           \
@@ -220,7 +236,8 @@ struct gw_ips {
 	F(U64, context_id) /* v2: CUPTI's context id (CONTEXT records); 0 unknown */
 
 /* A copy as the GPU ran it. Kinds are CUPTI's CUpti_ActivityMemcpyKind and
- * CUpti_ActivityMemoryKind values (pageable = 1, pinned = 2, device = 3, ...). */
+ * CUpti_ActivityMemoryKind values (pageable = 1, pinned = 2, device = 3, ...). A peer-to-peer
+ * copy (CUPTI's MEMCPY2 record, copy_kind PTOP = 10) names both its devices. */
 #define GW_FIELDS_memcpy(F)                                                                        \
 	F(U64, device)                                                                             \
 	F(U64, stream)                                                                             \
@@ -232,7 +249,9 @@ struct gw_ips {
 	F(U64, src_kind)                                                                           \
 	F(U64, dst_kind)                                                                           \
 	F(U64, flags) /* CUpti_ActivityFlag: ASYNC */                                              \
-	F(U64, graph_id)
+	F(U64, graph_id)                                                                           \
+	F(U64, src_device) /* v2, peer copies: the source device + 1; 0 not a peer copy */         \
+	F(U64, dst_device) /* v2, peer copies: the destination device + 1; 0 not a peer copy */
 
 /* A memset as the GPU ran it. */
 #define GW_FIELDS_memset(F)                                                                        \
@@ -260,14 +279,22 @@ struct gw_ips {
 	F(U64, stream)                                                                             \
 	F(U64, stack_id)
 
-/* A synchronization as CUPTI saw it (CUPTI_ACTIVITY_KIND_SYNCHRONIZATION). */
+/* A synchronization: CUPTI's record of one synchronizing call (CUPTI_ACTIVITY_KIND_
+ * SYNCHRONIZATION, as imported traces carry it), or a polling wait gpuwhy's capture folded
+ * from a thread's queries of one stream or event (queries > 0): from the first query that
+ * found the work unfinished to the one that found it done. */
 #define GW_FIELDS_sync(F)                                                                          \
-	F(SEQ, correlation)                                                                        \
+	F(SEQ, correlation) /* a polling wait: its last query's */                                 \
 	F(TIME, start_ns)                                                                          \
 	F(TIME, end_ns)                                                                            \
 	F(U64, type) /* CUpti_ActivitySynchronizationType */                                       \
 	F(U64, stream)                                                                             \
-	F(U64, event)
+	F(U64, event)                                                                              \
+	F(U64, queries)	 /* v2: queries folded into a polling wait; 0 one synchronizing call */    \
+	F(U64, tid)	 /* v2, polling waits: the thread that spun */                             \
+	F(U64, device)	 /* v2, polling waits */                                                   \
+	F(U64, name_id)	 /* v2, polling waits: string, the query function's name */                \
+	F(U64, stack_id) /* v2, polling waits: the last query's stack */
 
 /* A sample of a quantity over time: a framework allocator's reserved bytes, a hardware
  * counter. The value holds until the next sample of the same device and counter. */
@@ -322,6 +349,39 @@ struct gw_ips {
 	F(TIME, time_ns)                                                                           \
 	F(U64, level) /* enum gw_note_level */                                                     \
 	F(BYTES, text)
+
+/* Work a stream runs that has no GPU record of its own: a host function (the stream waits while
+ * it runs on a CUDA thread), a wait for a value in memory. Written with its call's API record,
+ * whose correlation id it carries. */
+#define GW_FIELDS_stream_op(F)                                                                     \
+	F(SEQ, correlation)                                                                        \
+	F(U64, kind) /* enum gw_stream_op_kind */                                                  \
+	F(U64, tid)                                                                                \
+	F(U64, device)                                                                             \
+	F(U64, stream)	/* CUPTI's stream id, as the GPU records carry it; 0 unknown */            \
+	F(U64, address) /* the host function; the memory word waited on */                         \
+	F(U64, value)	/* a wait: the value waited for */                                         \
+	F(U64, flags)	/* a wait: CUstreamWaitValue_flags (the comparison) */
+/* The sampler of a device's measured counters (NVML), once per device when it starts, or once
+ * with source NONE and the reason when there is none: the report says why bandwidth was not
+ * measured. */
+#define GW_FIELDS_sampler(F)                                                                       \
+	F(TIME, time_ns)                                                                           \
+	F(U64, device)	  /* CUDA device ordinal; UINT64_MAX: all (no sampler at all) */           \
+	F(U64, source)	  /* enum gw_sampler_source */                                             \
+	F(U64, period_ns) /* how often it samples */                                               \
+	F(U64, status)	  /* NONE: the NVML return code that refused, 0 none */                    \
+	F(BYTES, reason)  /* NONE: why, for humans */                                              \
+	F(BYTES, uuid)	  /* the device's NVML uuid text ("GPU-...") */
+
+/* A device counter measured over a window of time (NVML GPM metrics, utilization samples):
+ * its mean from start_ns to end_ns, in millionths of the counter's full scale. */
+#define GW_FIELDS_metric(F)                                                                        \
+	F(U64, device)	/* CUDA device ordinal */                                                  \
+	F(U64, counter) /* enum gw_counter, 64 and up */                                           \
+	F(TIME, start_ns)                                                                          \
+	F(TIME, end_ns)                                                                            \
+	F(U64, value) /* 0 to 1000000 = 0 to 100% */
 
 /* Written only on a clean close: its absence means the process died mid-run. */
 #define GW_FIELDS_footer(F)                                                                        \
@@ -383,8 +443,10 @@ enum gw_string_kind {
 	GW_STRING_KERNEL = 1, /* mangled kernel name */
 	GW_STRING_API = 2,    /* CUDA API function name */
 	GW_STRING_OTHER = 3,
-	GW_STRING_RANGE = 4,  /* a range's registered name (nvtxDomainRegisterString) */
-	GW_STRING_DOMAIN = 5, /* an NVTX domain's name */
+	GW_STRING_RANGE = 4,	       /* a range's registered name (nvtxDomainRegisterString) */
+	GW_STRING_DOMAIN = 5,	       /* an NVTX domain's name */
+	GW_STRING_PYTHON_FILE = 6,     /* a Python code object's file name (PYCODE) */
+	GW_STRING_PYTHON_FUNCTION = 7, /* a Python code object's qualified name (PYCODE) */
 };
 
 enum gw_range_kind {
@@ -404,7 +466,38 @@ enum gw_range_flags {
 enum gw_stack_kind {
 	GW_STACK_ADDRESSES = 0, /* return addresses, symbolized offline with MODULE records */
 	GW_STACK_FRAMES = 1,	/* FRAME ids */
+	/* return addresses and, where the interpreter ran them, Python frames: GW_PYFRAME_* words
+	 * (bit 63 set, which no user-space address has) */
+	GW_STACK_MIXED = 2,
 };
+
+/*
+ * A Python frame in a GW_STACK_MIXED stack: GW_PYFRAME_TAG, GW_PYFRAME_ENTRY when the
+ * interpreter was entered from C at this frame (its frames outside it were run by another
+ * activation of the interpreter loop, further out on the native stack), the PYCODE id in bits
+ * 32-61 and the byte offset of the instruction running in bits 0-31 (GW_PYFRAME_NO_OFFSET:
+ * unknown). A capture puts each run of Python frames where its interpreter loop's native frame
+ * was, so the stack reads from the CUDA call out to the program's start in one order.
+ */
+#define GW_PYFRAME_TAG	     (1ull << 63)
+#define GW_PYFRAME_ENTRY     (1ull << 62)
+#define GW_PYFRAME_CODE_MAX  0x3fffffffu
+#define GW_PYFRAME_NO_OFFSET 0xffffffffu
+#define GW_PYFRAME(code_id, offset, entry)                                                         \
+	(GW_PYFRAME_TAG | ((entry) ? GW_PYFRAME_ENTRY : 0) |                                       \
+	 ((uint64_t)((code_id)&GW_PYFRAME_CODE_MAX) << 32) | (uint32_t)(offset))
+#define GW_PYFRAME_IS(word)	 (((word)&GW_PYFRAME_TAG) != 0)
+#define GW_PYFRAME_CODE_ID(word) ((uint32_t)((word) >> 32) & GW_PYFRAME_CODE_MAX)
+#define GW_PYFRAME_OFFSET(word)	 ((uint32_t)(word))
+
+enum gw_pycode_flags {
+	/* the line table was longer than GW_PYCODE_TABLE_MAX and is not in the record: the
+	 * frames of this code have no line */
+	GW_PYCODE_TABLE_CUT = 1u << 0,
+};
+
+/* The longest line table a PYCODE record holds, in bytes. */
+#define GW_PYCODE_TABLE_MAX (64u << 10)
 
 enum gw_frame_lang {
 	GW_FRAME_NATIVE = 1,
@@ -423,6 +516,28 @@ enum gw_counter {
 	 * of those, the bytes of live tensors */
 	GW_COUNTER_ALLOCATOR_RESERVED = 1,
 	GW_COUNTER_ALLOCATOR_ALLOCATED = 2,
+	/* CUPTI's own device memory for each context of the device (activity buffers): what it
+	 * allocates as the context is created (buffer size x buffers allocated up front), and
+	 * the most it may grow to under a dense flow of kernels (buffer size x pool limit) */
+	GW_COUNTER_CUPTI_BUFFER_BYTES = 32,
+	GW_COUNTER_CUPTI_BUFFER_LIMIT_BYTES = 33,
+	/* measured device counters (METRIC records, NVML): 64-95 */
+	GW_COUNTER_DRAM_BW_UTIL = 64, /* GPM: DRAM bandwidth used / its theoretical peak */
+	GW_COUNTER_SM_UTIL = 65,      /* GPM: share of SMs busy */
+	GW_COUNTER_SM_OCCUPANCY = 66, /* GPM: warps resident / the SMs' maximum */
+	GW_COUNTER_TENSOR_UTIL = 67,  /* GPM: share of time any tensor pipe was busy */
+	GW_COUNTER_GPU_BUSY = 68,     /* utilization sample: share of time a kernel ran */
+	GW_COUNTER_MEMORY_BUSY = 69,  /* utilization sample: share of time device memory was
+					 * read or written (not a share of bandwidth) */
+};
+
+/* Full scale of a METRIC value. */
+#define GW_METRIC_SCALE 1000000u
+
+enum gw_sampler_source {
+	GW_SAMPLER_NONE = 0,	/* no counters: see the reason */
+	GW_SAMPLER_GPM = 1,	/* NVML GPM metrics (Hopper and later) */
+	GW_SAMPLER_SAMPLES = 2, /* NVML utilization samples (nvmlDeviceGetSamples) */
 };
 
 enum gw_module_event {
@@ -439,8 +554,11 @@ enum gw_api_category {
 	GW_API_ALLOC = 5,
 	GW_API_FREE = 6,
 	GW_API_SYNC = 7,	/* device / stream / event synchronize */
-	GW_API_EVENT = 8,	/* event record, query */
-	GW_API_STREAM_WAIT = 9, /* stream wait event */
+	GW_API_EVENT = 8,	/* event record */
+	GW_API_STREAM_WAIT = 9, /* stream wait event, wait for a value in memory */
+	GW_API_HOST_FUNC = 10,	/* a host function run in stream order (cudaLaunchHostFunc) */
+	/* a stream or event query: capture folds a thread's polling into one SYNC record */
+	GW_API_QUERY = 11,
 	/* a stream starts or stops recording a graph: launches on it in between are graph
 	 * nodes, not launches */
 	GW_API_CAPTURE_BEGIN = 14,
@@ -453,6 +571,12 @@ enum gw_sync_kind {
 	GW_SYNC_COPY = 2,     /* a synchronous copy or memset, or an async one that
 	                                 touches pageable memory */
 	GW_SYNC_IMPLICIT = 3, /* free and friends: an implicit device synchronization */
+	GW_SYNC_POLL = 4,     /* queries spun on until the work was done (a SYNC record) */
+};
+
+enum gw_stream_op_kind {
+	GW_STREAM_OP_HOST_FUNC = 1,  /* cudaLaunchHostFunc, cudaStreamAddCallback, ... */
+	GW_STREAM_OP_WAIT_VALUE = 2, /* cuStreamWaitValue32/64, a wait in cuStreamBatchMemOp */
 };
 
 enum gw_memory_op {

@@ -160,7 +160,9 @@
 			[
 				"Memory bandwidth",
 				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "not measured" : pct(u.memory_bandwidth),
-				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0 ? "needs hardware counters" : "measured counters",
+				u.memory_bandwidth === null || u.memory_bandwidth === undefined || u.memory_bandwidth < 0
+					? (u.counters && u.counters.reason) || "needs hardware counters"
+					: "measured: NVML GPM DRAM_BW_UTIL, mean",
 			],
 			[
 				"Peak memory",
@@ -223,7 +225,7 @@
 	const lanes = [
 		{ id: "memory", title: "Memory", h: 112 },
 		{ id: "compute", title: "Compute", h: 132 },
-		{ id: "bandwidth", title: "Bandwidth", h: 58 },
+		{ id: "bandwidth", title: "Bandwidth", h: U.counters && U.counters.measured ? 76 : 58 },
 		{ id: "causes", title: "Idle cause", h: 20 },
 	];
 	// Steps (ranges named like steps), on the run's time axis: a lane of their own.
@@ -240,6 +242,26 @@
 	let memFit = capBytes > 0 && livePeak < 0.05 * capBytes; // a small footprint: show its shape first
 	const memMaxOf = () => (memFit ? livePeak : Math.max(num((D.memory || {}).total_bytes), livePeak));
 	const bwMeasured = !(U.memory_bandwidth === null || U.memory_bandwidth === undefined || U.memory_bandwidth < 0);
+	// Measured counters (NVML): each series [[t_ns, value], ...], a value holding until the next
+	// point; GPM's DRAM bandwidth, else the utilization samples' memory-busy time.
+	const CN = U.counters || {};
+	const SER = CN.series || {};
+	const dramSeries = SER.dram_bw_util || null;
+	const memBusySeries = !dramSeries ? SER.memory_busy || null : null;
+	const smSeries = SER.sm_util || SER.gpu_busy || null;
+	const seriesAt = (s, t) => {
+		// the value of the window holding time t (relative to the window start), or null
+		if (!s) return null;
+		let lo = 0, hi = s.length - 1;
+		const ta = t + windowStart;
+		if (hi < 1 || ta < num(s[0][0]) || ta >= num(s[hi][0])) return null;
+		while (hi - lo > 1) {
+			const mid = (lo + hi) >> 1;
+			if (num(s[mid][0]) <= ta) lo = mid;
+			else hi = mid;
+		}
+		return num(s[lo][1]);
+	};
 
 	function layout(width) {
 		let y = L.top;
@@ -377,20 +399,48 @@
 		sv("text", { x: L.left - 6, y: cl2.y + cl2.h, "text-anchor": "end", class: "lane-label", text: "0%" }, svg);
 		sv("text", { x: 8, y: cl2.y + 28, class: "lane-label", text: "SM-time share" }, svg);
 
-		// Bandwidth lane.
+		// Bandwidth lane: the measured windows as steps (DRAM filled, SM activity as a line), or
+		// hatched with the reason there are none.
 		const bl = lanes[2];
-		if (bwMeasured) {
-			const y = bl.y + bl.h - Math.min(U.memory_bandwidth, 1) * bl.h;
-			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y, y2: y, stroke: COLORS.bandwidth_bound, "stroke-width": 1.6 }, svg);
-			sv("text", { x: L.left + 6, y: bl.y + 14, class: "lane-note", text: "measured mean over the run: " + pct(U.memory_bandwidth) + " of peak DRAM bandwidth" }, svg);
+		const seriesPath = (s, closed) => {
+			let d = "", x0 = null, xl = null;
+			const ys = (v) => bl.y + bl.h - Math.min(Math.max(num(v), 0), 1) * bl.h;
+			for (let k = 0; k + 1 < s.length; k++) {
+				const t0 = num(s[k][0]) - windowStart, t1 = num(s[k + 1][0]) - windowStart;
+				if (t1 < view.v0 || t0 > view.v1) continue;
+				const xa = X(t0).toFixed(1), xb = X(t1).toFixed(1), y = ys(s[k][1]).toFixed(1);
+				d += (d ? "L" : "M") + xa + " " + y + "L" + xb + " " + y;
+				if (x0 === null) x0 = xa;
+				xl = xb;
+			}
+			if (!d || !closed) return d;
+			return d + "L" + xl + " " + (bl.y + bl.h) + "L" + x0 + " " + (bl.y + bl.h) + "Z";
+		};
+		const lanePath = dramSeries || memBusySeries;
+		if (lanePath) {
+			sv("path", { d: seriesPath(lanePath, true), fill: COLORS.bandwidth_bound, "fill-opacity": 0.35, stroke: "none", "data-series": dramSeries ? "dram_bw_util" : "memory_busy" }, plot);
+			sv("path", { d: seriesPath(lanePath, false), fill: "none", stroke: COLORS.bandwidth_bound, "stroke-width": 1.6 }, plot);
+			if (smSeries)
+				sv("path", { d: seriesPath(smSeries, false), fill: "none", stroke: FILL_COLOR, "stroke-width": 1, "stroke-dasharray": "4 3", "stroke-opacity": 0.7, "data-series": SER.sm_util ? "sm_util" : "gpu_busy" }, plot);
+			const y60 = bl.y + bl.h - 0.6 * bl.h;
+			sv("line", { x1: L.left, x2: L.left + G.plotW, y1: y60, y2: y60, class: "grid", "stroke-dasharray": "2 3" }, plot);
+			const every = num(CN.period_ns) ? " every " + fmtTime(CN.period_ns) : "";
+			sv("text", {
+				x: L.left + 6, y: bl.y + 12, class: "lane-note",
+				text: dramSeries
+					? "measured (NVML GPM" + every + "): DRAM bandwidth, mean " + pct(U.memory_bandwidth) + " of peak; dashed: SMs busy; dotted: 60%"
+					: "NVML utilization samples" + every + ": share of time memory was read or written (not bandwidth); dashed: kernel active",
+			}, svg);
 		} else {
 			sv("rect", { x: L.left, y: bl.y, width: G.plotW, height: bl.h, fill: "url(#hatch)", "fill-opacity": 0.85 }, svg);
 			sv("text", {
 				x: L.left + G.plotW / 2, y: bl.y + bl.h / 2 + 4, "text-anchor": "middle", class: "lane-note",
-				text: "not measured: DRAM throughput needs hardware counters; bandwidth-bound time above is classified from kernel names",
+				text: "not measured (" + (CN.reason || "no hardware counters in the trace") + "); bandwidth-bound time above is classified from kernel names",
 			}, svg);
 		}
-		sv("text", { x: 8, y: bl.y + 28, class: "lane-label", text: "DRAM % of peak" }, svg);
+		sv("text", { x: L.left - 6, y: bl.y + 10, "text-anchor": "end", class: "lane-label", text: "100%" }, svg);
+		sv("text", { x: L.left - 6, y: bl.y + bl.h, "text-anchor": "end", class: "lane-label", text: "0%" }, svg);
+		sv("text", { x: 8, y: bl.y + 28, class: "lane-label", text: memBusySeries ? "memory busy" : "DRAM % of peak" }, svg);
 
 		// Steps: alternating shades, the slowest outlined, a name where it fits; a step's start
 		// is a thin line across the lanes above.
@@ -457,6 +507,9 @@
 		item(el("span", { class: "swatch", style: "background:linear-gradient(90deg," + COLORS.compute + " 0 50%," + COLORS.host_work + " 50%)" }), "SM-time by bucket (colours of the bar above)");
 		item(el("span", { class: "swatch line", style: "background:" + FILL_COLOR }), "SM fill (estimated)");
 		item(el("span", { class: "swatch line", style: "background:" + ACTIVE_COLOR }), "kernel active");
+		if (dramSeries) item(el("span", { class: "swatch", style: "background:" + COLORS.bandwidth_bound + ";opacity:0.6" }), "DRAM bandwidth (measured)");
+		if (memBusySeries) item(el("span", { class: "swatch", style: "background:" + COLORS.bandwidth_bound + ";opacity:0.6" }), "memory busy time (measured)");
+		if (smSeries) item(el("span", { class: "swatch line", style: "background:" + FILL_COLOR + ";opacity:0.6" }), SER.sm_util ? "SMs busy (measured)" : "kernel active (measured)");
 		if (STEPS.length) item(el("span", { class: "swatch", style: "background:#9aa5b1;outline:1.5px solid " + COLORS.host_sync }), "steps (the slowest outlined)");
 		const seen = new Set();
 		for (let i = 0; i < nGaps; i++) seen.add(gapList[4 * i + 2]);
@@ -579,6 +632,8 @@
 			line("time", fmtTime(i * binNs) + " (a bin of " + fmtTime(binNs) + ")");
 			line("live memory", fmtBytes(T.live[i]));
 			line("SM fill", pct(num(T.busy[i])) + ", kernel active " + pct(num(T.active[i])));
+			const dv = seriesAt(dramSeries || memBusySeries, t), sm = seriesAt(smSeries, t);
+			if (dv !== null) line(dramSeries ? "DRAM (measured)" : "memory busy (measured)", pct(dv) + (sm !== null ? ", SMs busy " + pct(sm) : ""));
 			for (const x of shares)
 				tip.append(
 					el(
@@ -601,13 +656,20 @@
 	// ---------- causes and tables ----------
 	// A row's call site: its text ("site") and the frames below it.
 	const siteText = (r) => (r && r.site) || "(no stack)";
+	// Python frames and native ones are told apart by a tag; a Python site shows the native frame
+	// that issued the CUDA call under it ("via").
+	const langTag = (lang) => el("span", { class: "lang lang-" + lang, text: lang === "python" ? "py" : "C" });
 	const siteCell = (r) => {
 		const td = el("td", { class: "site" });
 		const text = siteText(r);
 		const frames = (r && r.frames) || [];
+		const stack = (r && r.stack) || [];
+		const python = stack.some((f) => f.lang === "python");
+		const item = (f, i) => el("li", {}, ...(python && stack[i] ? [langTag(stack[i].lang), " "] : []), f);
 		if (frames.length > 1) {
-			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map((f) => el("li", { text: f })))));
+			td.append(el("details", {}, el("summary", { text: text }), el("ol", {}, ...frames.map(item))));
 		} else td.textContent = text;
+		if (r && r.native_site) td.append(el("div", { class: "via", text: "via " + r.native_site }));
 		return td;
 	};
 
@@ -629,6 +691,49 @@
 	}
 
 	const kindLabel = (names, key) => (names || {})[key] || String(key);
+
+	// What the measured counters say each kernel uses, and where they disagree with the names.
+	function renderCounters() {
+		const card = document.getElementById("counters-card");
+		const est = CN.estimates || [];
+		if (!card) return;
+		if (!CN.measured) {
+			card.hidden = true;
+			return;
+		}
+		const gpm = CN.source === "gpm";
+		document.getElementById("counters-hint").textContent =
+			(gpm ? "NVML GPM metrics" : "NVML utilization samples (the share of time memory was busy, not bandwidth: shown, classes stay the names')") +
+			(num(CN.period_ns) ? ", sampled every " + fmtTime(CN.period_ns) : "") +
+			". A window holds many kernels, so each kernel's use is estimated from all windows together (least squares over the time each kernel ran in each window; " +
+			num(CN.windows) + " windows, residual " + pct(CN.dram_fit_rms) + " RMS). ± is one standard error; ? means it only ever ran beside other kernels in one proportion, so its share cannot be told apart. " +
+			"DRAM ≥ 60% of peak is bandwidth-bound; DRAM and SMs both under 60% is low intensity; a clear estimate decides the class.";
+		const se = (v, s) => (v === null || v === undefined ? "–" : pct(v) + (s === null || s === undefined ? " ?" : " ±" + pct(s)));
+		const cls = (k) => (k ? k.replace(/_/g, " ") : "–");
+		document.getElementById("counters").append(
+			table(
+				est,
+				[
+					{ title: "kernels", get: (r) => el("td", { class: "site", text: r.name }) },
+					{ title: "GPU time", num: true, get: (r) => fmtTime(r.busy_ns) },
+					{ title: gpm ? "DRAM" : "memory busy", num: true, get: (r) => se(r.dram, r.dram_se) },
+					{ title: "SMs busy", num: true, get: (r) => se(r.sm, r.sm_se) },
+					{ title: "name says", get: (r) => (r.kernels ? cls(r.name_class) : "–") },
+					{ title: "counters say", get: (r) => (r.kernels ? cls(r.measured_class) : "–") },
+					{ title: "confidence", get: (r) => r.confidence },
+					{
+						title: "",
+						get: (r) =>
+							el("td", {
+								class: r.agrees === false ? "disagree" : null,
+								text: r.agrees === false ? (r.applied ? "names disagree: counted as the counters say" : "names disagree; estimate unclear: names kept") : "",
+							}),
+					},
+				],
+				"No kernel ran in a measured window."
+			)
+		);
+	}
 
 	function renderCauses() {
 		const box = el("div", { class: "causes" });
@@ -783,6 +888,7 @@
 				"No kernels ran."
 			)
 		);
+		renderCounters();
 		document.getElementById("tiny-hint").textContent =
 			"Kernels shorter than " + num((D.thresholds || {}).tiny_ns, 10000) / 1000 + " µs. Their launch cost can exceed their work.";
 		document.getElementById("tiny-kernels").append(

@@ -20,6 +20,11 @@
  *   inflight     launches k_long and returns from main without waiting for it.
  *   poll N       launches k_long and polls cudaStreamQuery until it is done; prints the polls.
  *   reset N      launches k_long N times, then cudaDeviceReset (the context ends with work queued).
+ *   queries N    N queries of finished work (a caching allocator's event checks): a one-warp
+ *                k_runtime, an event recorded after it, a device sync, then N/2 cudaEventQuery
+ *                and N/2 cudaStreamQuery calls, each answering cudaSuccess at once.
+ *   spins N K    K times: k_long, then cudaStreamQuery until it answers cudaSuccess, the loop
+ *                ended after N queries in all; prints the queries and the spins that ended.
  *   exec VIA N [N2 ...]  allocates, launches N k_exec kernels, synchronizes and frees, then
  *                while numbers remain execs this program again (no fork: the same process)
  *                through VIA with the rest: execv, execve, execvp (found in PATH), execl,
@@ -308,6 +313,32 @@ int main(int argc, char **argv)
 		while (cudaStreamQuery(0) == cudaErrorNotReady)
 			polls++;
 		printf("probe: %ld polls\n", polls);
+	} else if (!strcmp(mode, "queries")) {
+		cudaEvent_t ev;
+
+		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+		CK(cudaLaunchKernel((const void *)k_runtime, one, warp, NULL, 0, 0));
+		CK(cudaEventRecord(ev, 0));
+		CK(cudaDeviceSynchronize());
+		for (int i = 0; i < n; i++)
+			CK(i % 2 ? cudaStreamQuery(0) : cudaEventQuery(ev));
+		CK(cudaEventDestroy(ev));
+		printf("probe: %d queries\n", n);
+	} else if (!strcmp(mode, "spins")) {
+		int spins = argc > 3 ? atoi(argv[3]) : 1, ended = 0;
+		long queries = 0;
+
+		for (int k = 0; k < spins && queries < n; k++) {
+			cudaError_t e = cudaErrorNotReady;
+
+			CK(cudaLaunchKernel((const void *)k_long, one, warp, NULL, 0, 0));
+			while (queries < n && (e = cudaStreamQuery(0)) == cudaErrorNotReady)
+				queries++;
+			queries += e == cudaSuccess;
+			ended += e == cudaSuccess;
+		}
+		CK(cudaDeviceSynchronize());
+		printf("probe: %ld queries, %d spins\n", queries, ended);
 	} else if (!strcmp(mode, "exec")) {
 		return exec_chain(argc, argv);
 	} else if (!strcmp(mode, "vfork")) {
@@ -339,8 +370,8 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 			"usage: capture-probe paths "
-			"N|visible|forkfirst|count|inflight|poll|reset N|exec VIA N...|vfork "
-			"N|fds N|stderr-closed N FILE\n");
+			"N|visible|forkfirst|count|inflight|poll|reset N|queries N|spins N K|"
+			"exec VIA N...|vfork N|fds N|stderr-closed N FILE\n");
 		return 2;
 	}
 	return 0;

@@ -81,13 +81,18 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 {
 	const char *ku = getenv("GPUSIM_KERNEL_US");
 	const char *kr = getenv("GPUSIM_KERNEL_REGS");
+	const char *kd = getenv("GPUSIM_KERNEL_DRAM");
+	const char *ks = getenv("GPUSIM_KERNEL_SM");
+	const char *kt = getenv("GPUSIM_KERNEL_TENSOR");
 	const char *nested = getenv("GPUSIM_NESTED_CORRELATION");
 	const char *gpu_corr = getenv("GPUSIM_GPU_CORRELATION");
 	double sms = env_num("GPUSIM_SMS", 132);
 	double depth = env_num("GPUSIM_QUEUE_DEPTH", 1024);
 	double green = env_num("GPUSIM_GREEN_SMS", 0);
+	double devices = env_num("GPUSIM_DEVICES", 1);
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->devices = devices >= 1 && devices <= GW_SIM_MAX_DEVICES ? (uint32_t)devices : 1;
 	cfg->sms = sms >= 1 ? (uint32_t)sms : 132;
 	cfg->green_sms = green >= 1 && green < cfg->sms ? (uint32_t)green : 0;
 	cfg->mem_bytes = (uint64_t)(env_num("GPUSIM_MEM_GB", 80) * (double)(1ull << 30));
@@ -96,10 +101,12 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	cfg->wave_ns = us_to_ns(env_num("GPUSIM_WAVE_US", 5));
 	cfg->init_ns = us_to_ns(env_num("GPUSIM_INIT_MS", 0) * 1000.0);
 	cfg->module_load_ns = us_to_ns(env_num("GPUSIM_MODULE_LOAD_US", 0));
+	cfg->hold_ns = us_to_ns(env_num("GPUSIM_HOLD_US", 0));
 	cfg->copy_ns = us_to_ns(env_num("GPUSIM_COPY_US", 5));
 	cfg->h2d_gbps = env_num("GPUSIM_H2D_GBPS", 25);
 	cfg->d2h_gbps = env_num("GPUSIM_D2H_GBPS", 25);
 	cfg->d2d_gbps = env_num("GPUSIM_D2D_GBPS", 1500);
+	cfg->p2p_gbps = env_num("GPUSIM_P2P_GBPS", 400);
 	cfg->queue_depth = depth >= 1 ? (uint32_t)depth : 1024;
 	cfg->nested_shared_correlation = nested && !strcmp(nested, "shared");
 	cfg->gpu_driver_correlation = gpu_corr && !strcmp(gpu_corr, "driver");
@@ -107,6 +114,29 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 		cfg->n_kernel_us = parse_kernel_rules(ku, 1, &cfg->kernel_us);
 	if (kr && *kr)
 		cfg->n_kernel_regs = parse_kernel_rules(kr, 2, &cfg->kernel_regs);
+	if (kd && *kd)
+		cfg->n_kernel_dram = parse_kernel_rules(kd, 1, &cfg->kernel_dram);
+	if (ks && *ks)
+		cfg->n_kernel_sm = parse_kernel_rules(ks, 1, &cfg->kernel_sm);
+	if (kt && *kt)
+		cfg->n_kernel_tensor = parse_kernel_rules(kt, 1, &cfg->kernel_tensor);
+}
+
+/* A share knob's value for a kernel (at most 1), or def when no rule matches. */
+static double kernel_share(const struct gw_sim_kernel_rule *v, size_t n, const char *name,
+			   double def)
+{
+	const struct gw_sim_kernel_rule *r = kernel_rule(v, n, name);
+
+	return !r ? def : r->value[0] > 1 ? 1 : r->value[0];
+}
+
+void gw_sim_kernel_usage(const struct gw_sim_config *cfg, const char *name, double sm_default,
+			 struct gw_sim_usage *ret)
+{
+	ret->dram = kernel_share(cfg->kernel_dram, cfg->n_kernel_dram, name, 0);
+	ret->sm = kernel_share(cfg->kernel_sm, cfg->n_kernel_sm, name, sm_default);
+	ret->tensor = kernel_share(cfg->kernel_tensor, cfg->n_kernel_tensor, name, 0);
 }
 
 uint64_t gw_sim_kernel_wave_ns(const struct gw_sim_config *cfg, const char *name)

@@ -397,6 +397,15 @@ static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim
 		.carveout = o.carveout,
 		.cluster = cluster,
 	};
+	/* The counters NVML would show: the SMs holding a block of its first wave, the warps
+	 * resident then, and the knobs' DRAM and tensor use (the SMs' too, when a knob says). */
+	gw_sim_kernel_usage(&gw_sim_rt.cfg, k->name,
+			    (double)(blocks < sms ? blocks : sms) / gw_sim_rt.cfg.sms, &op.usage);
+	op.usage.occupancy = (double)(blocks < per_wave ? blocks : per_wave) *
+			     ((block.x * block.y * block.z + 31) / 32) /
+			     ((double)gw_sim_rt.cfg.sms * (GW_SIM_THREADS_PER_SM / 32));
+	if (op.usage.occupancy > 1)
+		op.usage.occupancy = 1;
 	gw_sim_enqueue(s, &op, waves * kernel_wave_ns(k), true);
 }
 

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "clock.h"
 #include "intern.h"
 #include "capture-state.h"
 #include "correlation.h"
@@ -27,7 +28,9 @@
 static char trace_path[64];
 static struct gw_rec_api apis[MAX_RECS];
 static struct gw_rec_memory mems[MAX_RECS];
-static unsigned napi, nmem;
+static struct gw_rec_sync syncs[MAX_RECS];
+static struct gw_rec_stream_op sops[MAX_RECS];
+static unsigned napi, nmem, nsync, nsop;
 
 static void start(void)
 {
@@ -51,12 +54,16 @@ static void finish(void)
 	atomic_store(&gw_capture_on, false);
 	assert_int_equal(gw_writer_stop(true, 0), 0);
 	assert_int_equal(gw_reader_open(trace_path, &r), 0);
-	napi = nmem = 0;
+	napi = nmem = nsync = nsop = 0;
 	while (gw_reader_next(r, &rec) == 1) {
 		if (rec.type == GW_REC_API && napi < MAX_RECS)
 			apis[napi++] = rec.api;
 		else if (rec.type == GW_REC_MEMORY && nmem < MAX_RECS)
 			mems[nmem++] = rec.memory;
+		else if (rec.type == GW_REC_SYNC && nsync < MAX_RECS)
+			syncs[nsync++] = rec.sync;
+		else if (rec.type == GW_REC_STREAM_OP && nsop < MAX_RECS)
+			sops[nsop++] = rec.stream_op;
 	}
 	gw_reader_free(r);
 	unlink(trace_path);
@@ -246,11 +253,13 @@ static void test_parameters(void **state)
 }
 
 /* Every row of the table decodes a zeroed parameter block without crashing, and its record
- * carries the row's category and sync kind. */
+ * carries the row's category and sync kind; a query that found its work done at once is no
+ * record at all. */
 static void test_every_row(void **state)
 {
 	static uint8_t zeros[512];
 	cudaError_t ok = cudaSuccess;
+	unsigned want = 0, k = 0;
 
 	(void)state;
 	start();
@@ -258,14 +267,183 @@ static void test_every_row(void **state)
 		call(gw_api_rows[i].domain, gw_api_rows[i].cbid, CUPTI_API_ENTER, zeros, &ok,
 		     i + 1);
 		call(gw_api_rows[i].domain, gw_api_rows[i].cbid, CUPTI_API_EXIT, zeros, &ok, i + 1);
+		want += gw_api_rows[i].category != GW_API_QUERY;
 	}
 	finish();
-	assert_int_equal(napi, gw_api_rows_count > MAX_RECS ? MAX_RECS : gw_api_rows_count);
-	for (unsigned i = 0; i < napi; i++) {
-		assert_int_equal(apis[i].cbid, gw_api_rows[i].cbid);
-		assert_int_equal(apis[i].category, gw_api_rows[i].category);
-		assert_int_equal(apis[i].sync_kind, gw_api_rows[i].sync_kind);
+	assert_true(want < gw_api_rows_count);
+	assert_int_equal(napi, want > MAX_RECS ? MAX_RECS : want);
+	assert_int_equal(nsync, 0);
+	for (unsigned i = 0; i < gw_api_rows_count && k < napi; i++) {
+		if (gw_api_rows[i].category == GW_API_QUERY)
+			continue;
+		assert_int_equal(apis[k].cbid, gw_api_rows[i].cbid);
+		assert_int_equal(apis[k].category, gw_api_rows[i].category);
+		assert_int_equal(apis[k].sync_kind, gw_api_rows[i].sync_kind);
+		k++;
 	}
+}
+
+/* One query returning: enter, exit with the answer. */
+static void query(CUpti_CallbackId cbid, const void *params, cudaError_t answer, uint32_t corr)
+{
+	call(RT, cbid, CUPTI_API_ENTER, params, &answer, corr);
+	call(RT, cbid, CUPTI_API_EXIT, params, &answer, corr);
+}
+
+/*
+ * Polling: a thread's queries of one stream or event, from the first that found the work
+ * unfinished to the one that found it done, are one SYNC record (doc/capture.md) carrying the
+ * count and the last query's id; nothing else of a query is recorded.
+ */
+static void test_polling_folded(void **state)
+{
+	cudaStreamQuery_v3020_params sq = {.stream = (cudaStream_t)0x51};
+	cudaStreamQuery_v3020_params sq2 = {.stream = (cudaStream_t)0x52};
+	cudaEventQuery_v3020_params eq = {.event = (cudaEvent_t)0xe1};
+	cudaLaunchKernel_v7000_params launch = {.stream = (cudaStream_t)0x51};
+	cuStreamQuery_params dq = {.hStream = (CUstream)0x51};
+	const CUpti_CallbackId SQ = CUPTI_RUNTIME_TRACE_CBID_cudaStreamQuery_v3020;
+	const CUpti_CallbackId EQ = CUPTI_RUNTIME_TRACE_CBID_cudaEventQuery_v3020;
+	const cudaError_t OK = cudaSuccess;
+	cudaError_t ok = cudaSuccess, NR = cudaErrorNotReady;
+	CUresult drv_nr = CUDA_ERROR_NOT_READY;
+	uint64_t t0, t1;
+
+	(void)state;
+	start();
+	/* 1: three unfinished answers, then done: one wait of four queries, spanning them */
+	t0 = gw_now_ns();
+	query(SQ, &sq, NR, 10);
+	query(SQ, &sq, NR, 11);
+	query(SQ, &sq, NR, 12);
+	query(SQ, &sq, OK, 13);
+	t1 = gw_now_ns();
+	/* 2: done at the first query: the host never waited */
+	query(SQ, &sq, OK, 14);
+	/* 3: another call between the queries: the host was not spinning */
+	query(SQ, &sq, NR, 15);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, &launch, &ok,
+	     16);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, &launch, &ok, 16);
+	query(SQ, &sq, OK, 17);
+	/* 4: two streams and an event polled in turn: three waits of their own */
+	query(SQ, &sq, NR, 20);
+	query(EQ, &eq, NR, 21);
+	query(SQ, &sq2, NR, 22);
+	query(EQ, &eq, NR, 23);
+	query(SQ, &sq, OK, 24);
+	query(SQ, &sq2, OK, 25);
+	query(EQ, &eq, OK, 26);
+	/* 5: the runtime query's nested driver query is the same query */
+	call(RT, SQ, CUPTI_API_ENTER, &sq, &NR, 30);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, CUPTI_API_ENTER, &dq, &drv_nr, 31);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamQuery, CUPTI_API_EXIT, &dq, &drv_nr, 31);
+	call(RT, SQ, CUPTI_API_EXIT, &sq, &NR, 30);
+	query(SQ, &sq, OK, 32);
+	/* 6: a pause of more than 10 ms between two queries: the wait starts again after it */
+	query(SQ, &sq, NR, 40);
+	usleep(11000);
+	query(SQ, &sq, NR, 41);
+	query(SQ, &sq, OK, 42);
+	finish();
+
+	assert_int_equal(napi, 1); /* the launch */
+	assert_int_equal(nsync, 6);
+	assert_int_equal(syncs[0].queries, 4);
+	assert_int_equal(syncs[0].correlation, 13);
+	assert_true(syncs[0].start_ns >= t0 && syncs[0].end_ns <= t1 &&
+		    syncs[0].start_ns < syncs[0].end_ns);
+	assert_int_equal(syncs[0].type, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE);
+	assert_int_equal(syncs[0].tid, apis[0].tid);
+	/* case 4, in the order they ended */
+	assert_int_equal(syncs[1].correlation, 24);
+	assert_int_equal(syncs[1].queries, 2);
+	assert_int_equal(syncs[2].correlation, 25);
+	assert_int_equal(syncs[2].queries, 2);
+	assert_int_equal(syncs[3].correlation, 26);
+	assert_int_equal(syncs[3].queries, 3);
+	assert_int_equal(syncs[3].type, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE);
+	assert_true(syncs[1].start_ns < syncs[3].start_ns && syncs[3].start_ns < syncs[2].start_ns);
+	/* case 5: two queries, not three */
+	assert_int_equal(syncs[4].correlation, 32);
+	assert_int_equal(syncs[4].queries, 2);
+	/* case 6 */
+	assert_int_equal(syncs[5].correlation, 42);
+	assert_int_equal(syncs[5].queries, 2);
+	assert_true(syncs[5].end_ns - syncs[5].start_ns < 11000000);
+}
+
+static void host_fn(void *arg)
+{
+	(void)arg;
+}
+
+/* Host functions and waits for a value: their API record, and a STREAM_OP record saying what
+ * holds the stream; a batch of memory operations holds it only when it has a wait. */
+static void test_stream_ops(void **state)
+{
+	cudaLaunchHostFunc_v10000_params hf = {
+		.stream = (cudaStream_t)0x61, .fn = host_fn, .userData = (void *)0x99};
+	cuStreamWaitValue32_v2_params wv = {.stream = (CUstream)0x62,
+					    .addr = 0xd000,
+					    .value = 7,
+					    .flags = CU_STREAM_WAIT_VALUE_GEQ};
+	CUstreamBatchMemOpParams ops[2] = {0}, writes[1] = {0};
+	cuStreamBatchMemOp_v2_params batch = {
+		.stream = (CUstream)0x63, .count = 2, .paramArray = ops};
+	cuStreamBatchMemOp_v2_params wbatch = {
+		.stream = (CUstream)0x63, .count = 1, .paramArray = writes};
+	cudaError_t ok = cudaSuccess, bad = cudaErrorInvalidValue;
+	CUresult drv_ok = CUDA_SUCCESS;
+
+	(void)state;
+	ops[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	ops[0].writeValue.address = 0xa000;
+	ops[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+	ops[1].waitValue.address = 0xb000;
+	ops[1].waitValue.value64 = 1ull << 40;
+	ops[1].waitValue.flags = CU_STREAM_WAIT_VALUE_EQ;
+	writes[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	start();
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, CUPTI_API_ENTER, &hf, &ok, 1);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, CUPTI_API_EXIT, &hf, &ok, 1);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2, CUPTI_API_ENTER, &wv, &drv_ok, 2);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamWaitValue32_v2, CUPTI_API_EXIT, &wv, &drv_ok, 2);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, CUPTI_API_ENTER, &batch, &drv_ok,
+	     3);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, CUPTI_API_EXIT, &batch, &drv_ok,
+	     3);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, CUPTI_API_ENTER, &wbatch, &drv_ok,
+	     4);
+	call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamBatchMemOp_v2, CUPTI_API_EXIT, &wbatch, &drv_ok,
+	     4);
+	/* a failed call holds nothing */
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, CUPTI_API_ENTER, &hf, &bad, 5);
+	call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000, CUPTI_API_EXIT, &hf, &bad, 5);
+	finish();
+
+	assert_int_equal(napi, 5);
+	assert_int_equal(apis[0].category, GW_API_HOST_FUNC);
+	assert_int_equal(apis[0].stream, 0x61);
+	assert_int_equal(apis[0].dst, (uint64_t)(uintptr_t)host_fn);
+	assert_int_equal(apis[0].src, 0x99);
+	assert_int_equal(apis[1].category, GW_API_STREAM_WAIT);
+	assert_int_equal(apis[1].stream, 0x62);
+	assert_int_equal(nsop, 3);
+	assert_int_equal(sops[0].kind, GW_STREAM_OP_HOST_FUNC);
+	assert_int_equal(sops[0].correlation, 1);
+	assert_int_equal(sops[0].address, (uint64_t)(uintptr_t)host_fn);
+	assert_int_equal(sops[0].tid, apis[0].tid);
+	assert_int_equal(sops[1].kind, GW_STREAM_OP_WAIT_VALUE);
+	assert_int_equal(sops[1].correlation, 2);
+	assert_int_equal(sops[1].address, 0xd000);
+	assert_int_equal(sops[1].value, 7);
+	assert_int_equal(sops[1].flags, CU_STREAM_WAIT_VALUE_GEQ);
+	assert_int_equal(sops[2].kind, GW_STREAM_OP_WAIT_VALUE);
+	assert_int_equal(sops[2].correlation, 3);
+	assert_int_equal(sops[2].address, 0xb000);
+	assert_int_equal(sops[2].value, 1ull << 40);
+	assert_int_equal(sops[2].flags, CU_STREAM_WAIT_VALUE_EQ);
 }
 
 /*
@@ -329,6 +507,19 @@ SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, deviceId);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, streamId);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, correlationId);
 SAME_OFFSET(CUpti_ActivityMemcpy5, CUpti_ActivityMemcpy6, graphId);
+/* Peer-to-peer copies (MEMCPY2): every version since the first. */
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, copyKind);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, srcKind);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, dstKind);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, flags);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, bytes);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, start);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, end);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, deviceId);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, streamId);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, srcDeviceId);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, dstDeviceId);
+SAME_OFFSET(CUpti_ActivityMemcpyPtoP, CUpti_ActivityMemcpyPtoP4, correlationId);
 SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, value);
 SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, bytes);
 SAME_OFFSET(CUpti_ActivityMemset3, CUpti_ActivityMemset4, start);
@@ -369,6 +560,8 @@ int main(void)
 		cmocka_unit_test(test_failures_and_null_frees),
 		cmocka_unit_test(test_parameters),
 		cmocka_unit_test(test_every_row),
+		cmocka_unit_test(test_polling_folded),
+		cmocka_unit_test(test_stream_ops),
 	};
 
 	struct gw_config cfg;

@@ -146,7 +146,7 @@ static void test_doc_lists_tables(void **state)
 
 	(void)state;
 	assert_non_null(doc);
-	assert_int_equal(gw_settings_count, 6);
+	assert_int_equal(gw_settings_count, 10);
 	for (unsigned i = 0; i < gw_settings_count; i++) {
 		snprintf(needle, sizeof(needle), "`%s`", gw_settings[i].name);
 		if (!strstr(doc, needle))

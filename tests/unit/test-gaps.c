@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* State C, the idle gaps: queued work, sync debt, short and long starvation, sync kinds. */
+/* State C, the idle gaps: queued work, sync debt, short and long starvation, sync kinds, polling
+ * waits, host functions and waits for a value that hold queued work; peer copies. */
 #include <stdio.h>
 
 #include "analysis-test-util.h"
@@ -609,6 +610,224 @@ static void captured_launches_are_graph_nodes(void **state)
 	gw_analysis_free(res);
 }
 
+/* A polling wait as capture writes it: the SYNC record of a thread's queries of one stream. */
+static void tb_poll(struct tb *t, uint64_t tid, uint64_t s, uint64_t e, uint64_t queries,
+		    uint64_t name_id)
+{
+	struct gw_record r = {.type = GW_REC_SYNC};
+
+	r.sync = (struct gw_rec_sync){.correlation = ++t->corr,
+				      .start_ns = s,
+				      .end_ns = e,
+				      .type = 3,
+				      .stream = 7,
+				      .queries = queries,
+				      .tid = tid,
+				      .name_id = name_id};
+	tb_add(t, &r);
+}
+
+/*
+ * Polling is a host sync (doc/causes.md): the host spun on cudaStreamQuery from 4.1 us, while
+ * K1 ran until 55 us, to 55.6 us, 500 queries in all. It waited W = 55 - 4.1 = 50.9 us for
+ * the device: the gap after K1 (55..61 us, 6 us) is host_sync, as after a
+ * cudaStreamSynchronize (sync_debt). A SYNC record of one synchronizing call (queries 0, as
+ * imported traces carry CUPTI's) is no wait of its own; without the polling record the same
+ * 6 us are launch overhead (a short starved gap).
+ */
+static void polling_is_host_sync(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		tb_init(&t);
+		setup_dev(&t);
+		tb_string(&t, 9, "cudaStreamQuery");
+		tb_launch(&t, 1, 0, 4000, 0, 7, 1, FULL, 5000, 55000);
+		tb_poll(&t, 1, 4100, 55600, pass ? 0 : 500, 9);
+		tb_launch(&t, 1, 56000, 60000, 0, 7, 1, FULL, 61000, 71000);
+		res = tb_finish(&t);
+		assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 60000.0 * SMS, 1e-6);
+		if (pass) {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 0, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 6000.0 * SMS, 1e-6);
+			assert_int_equal(res->counts.host_syncs, 0);
+			assert_int_equal(res->n_sync_sites, 0);
+		} else {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_SYNC), 6000.0 * SMS, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 0, 1e-6);
+			assert_int_equal(res->counts.host_syncs, 1);
+			assert_int_equal(res->counts.syncs_by_kind[GW_SYNC_POLL], 1);
+			assert_int_equal(res->counts.poll_queries, 500);
+			assert_int_equal(res->n_sync_sites, 1);
+			assert_string_equal(res->sync_sites[0].api, "cudaStreamQuery");
+			assert_int_equal(res->sync_sites[0].kind, GW_SYNC_POLL);
+			assert_int_equal(res->sync_sites[0].wait_ns, 50900);
+			assert_int_equal(res->sync_sites[0].exposed_ns, 6000);
+		}
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
+}
+
+/* A call that issues a host function or a wait for a value to `stream` (CUPTI's id), with its
+ * STREAM_OP record. */
+static void tb_stream_op(struct tb *t, uint64_t s, uint64_t e, uint64_t stream, uint64_t kind,
+			 uint64_t name_id)
+{
+	struct gw_record r =
+		tb_api_rec(t, 1, s, e, 0,
+			   kind == GW_STREAM_OP_HOST_FUNC ? GW_API_HOST_FUNC : GW_API_STREAM_WAIT,
+			   GW_SYNC_NONE);
+	struct gw_record o = {.type = GW_REC_STREAM_OP};
+
+	r.api.name_id = name_id;
+	tb_add(t, &r);
+	o.stream_op = (struct gw_rec_stream_op){
+		.correlation = r.api.correlation, .kind = kind, .tid = 1, .stream = stream};
+	tb_add(t, &o);
+}
+
+/*
+ * Queued work behind a host function: K2 was queued at 5 us, after a host function issued to
+ * its stream (7) after K1. K1 ended at 15 us; K2 ran at 79 us: the stream was held the 64 us
+ * while the host ran the function. That is host work on the GPU's timeline (doc/causes.md),
+ * not blocked, and the host function's site is named. Passes: 1, the host function went to
+ * another stream (8): K2 was not behind it, the gap is blocked; 2, it was issued before K1
+ * (K1 ran after it): the gap before K2 is blocked; 3, as 0 but K2 ran 1 us after K1: the
+ * GPU's own latency (launch overhead), whatever was queued; 4, K2's launch returned only at
+ * 20 us, after K1 ended: from then on (59 us) the host function held it, host work by its
+ * site; the 5 us before, with nothing queued, are judged by rule 3 (starved, short: launch
+ * overhead).
+ */
+static void host_function_holds_queued_work(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	for (int pass = 0; pass < 5; pass++) {
+		tb_init(&t);
+		setup_dev(&t);
+		tb_string(&t, 9, "cudaLaunchHostFunc");
+		if (pass == 2)
+			tb_stream_op(&t, 0, 500, 7, GW_STREAM_OP_HOST_FUNC, 9);
+		tb_launch(&t, 1, 1000, 4000, 0, 7, 1, FULL, 5000, 15000);
+		if (pass != 2)
+			tb_stream_op(&t, 4000, 4500, pass == 1 ? 8 : 7, GW_STREAM_OP_HOST_FUNC, 9);
+		tb_launch(&t, 1, 4500, pass == 4 ? 20000 : 5000, 0, 7, 1, FULL,
+			  pass == 3 ? 16000 : 79000, pass == 3 ? 26000 : 89000);
+		res = tb_finish(&t);
+		assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
+		assert_int_equal(res->counts.host_functions, 1);
+		assert_int_equal(res->n_host_funcs, 1);
+		assert_string_equal(res->host_funcs[0].api, "cudaLaunchHostFunc");
+		assert_int_equal(res->host_funcs[0].calls, 1);
+		if (pass == 0) {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 64000.0 * SMS, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 0, 1e-6);
+			assert_int_equal(res->n_blocked, 0);
+			assert_int_equal(res->host_funcs[0].gaps, 1);
+			assert_int_equal(res->host_funcs[0].held_ns, 64000);
+			assert_int_equal(res->top_idle, GW_BUCKET_HOST_WORK);
+		} else if (pass == 4) {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 59000.0 * SMS, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 5000.0 * SMS, 1e-6);
+			assert_int_equal(res->host_funcs[0].gaps, 1);
+			assert_int_equal(res->host_funcs[0].held_ns, 59000);
+			assert_int_equal(res->n_blocked, 0);
+		} else if (pass == 3) {
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 1000.0 * SMS, 1e-6);
+			assert_int_equal(res->host_funcs[0].gaps, 0);
+		} else {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 64000.0 * SMS, 1e-6);
+			assert_int_equal(res->host_funcs[0].gaps, 0);
+			assert_int_equal(res->host_funcs[0].held_ns, 0);
+			assert_int_equal(res->n_blocked, 1);
+			assert_null(res->blocked[0].held_by);
+		}
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
+}
+
+/*
+ * Queued work behind a wait for a value in memory (cuStreamWaitValue32): the GPU had K2 and
+ * did not run it until something outside its queued work wrote the value: blocked, as any
+ * wait on work the trace does not show (design.md rule C.1), and the blocked stream names the
+ * wait that held it.
+ */
+static void wait_value_is_blocked_and_named(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 1: K2 issued only at 20 us, after K1 ended: blocked from then (59 us), the
+		 * 5 us before with nothing queued are launch overhead (rule 3) */
+		uint64_t held = pass ? 59000 : 64000;
+
+		tb_init(&t);
+		setup_dev(&t);
+		tb_string(&t, 9, "cuStreamWaitValue32_v2");
+		tb_launch(&t, 1, 1000, 4000, 0, 7, 1, FULL, 5000, 15000);
+		tb_stream_op(&t, 4000, 4500, 7, GW_STREAM_OP_WAIT_VALUE, 9);
+		tb_launch(&t, 1, 4500, pass ? 20000 : 5000, 0, 7, 1, FULL, 79000, 89000);
+		res = tb_finish(&t);
+		assert_near(tb_sm(res, GW_BUCKET_BLOCKED), (double)held * SMS, 1e-6);
+		assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), (64000.0 - (double)held) * SMS,
+			    1e-6);
+		assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
+		assert_int_equal(res->counts.value_waits, 1);
+		assert_int_equal(res->n_host_funcs, 0);
+		assert_int_equal(res->n_blocked, 1);
+		assert_int_equal(res->blocked[0].longest_ns, held);
+		assert_non_null(res->blocked[0].held_by);
+		assert_string_equal(res->blocked[0].held_by, "cuStreamWaitValue32_v2");
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
+}
+
+/*
+ * A peer-to-peer copy (CUPTI's MEMCPY2, both devices named) keeps both GPUs copying: the
+ * 10 us copy, the only operation, is data transfer on device 0 and on device 1; it is one
+ * copy in the counts.
+ */
+static void peer_copy_on_both_devices(void **state)
+{
+	struct tb t;
+	struct gw_analysis *res;
+	struct gw_record api, cp;
+
+	(void)state;
+	tb_init(&t);
+	setup_dev(&t);
+	tb_device(&t, 1, SMS);
+	api = tb_api_rec(&t, 1, 1000, 2000, 0, GW_API_MEMCPY, GW_SYNC_NONE);
+	tb_add(&t, &api);
+	cp = tb_copy_rec(api.api.correlation, 7, 5000, 15000, false);
+	cp.memcpy.copy_kind = 10; /* CUPTI_ACTIVITY_MEMCPY_KIND_PTOP */
+	cp.memcpy.src_device = 0 + 1;
+	cp.memcpy.dst_device = 1 + 1;
+	tb_add(&t, &cp);
+	res = tb_finish(&t);
+	assert_int_equal(res->n_devices, 2);
+	for (unsigned d = 0; d < 2; d++) {
+		assert_near(res->devices[d].sm_ns[GW_BUCKET_DATA_TRANSFER], 10000.0 * SMS, 1e-6);
+		assert_int_equal(res->devices[d].end_ns - res->devices[d].start_ns, 10000);
+	}
+	assert_near(res->breakdown[GW_BUCKET_DATA_TRANSFER], 1, 1e-12);
+	assert_int_equal(res->counts.memcpy, 1);
+	assert_int_equal(res->counts.peer_copies, 1);
+	tb_assert_sums_to_one(res);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +849,10 @@ int main(void)
 		cmocka_unit_test(pageable_copy_on_idle_device),
 		cmocka_unit_test(graph_nodes_are_not_told_to_use_graphs),
 		cmocka_unit_test(captured_launches_are_graph_nodes),
+		cmocka_unit_test(polling_is_host_sync),
+		cmocka_unit_test(host_function_holds_queued_work),
+		cmocka_unit_test(wait_value_is_blocked_and_named),
+		cmocka_unit_test(peer_copy_on_both_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -59,7 +59,7 @@ static __typeof__(cuptiGetVersion) *get_version;
 #define WATCHED                                                                                    \
 	"Launch|Memcpy|Memset|Synchronize|Malloc|MemAlloc|Free|EventRecord|WaitEvent|StreamQuery|" \
 	"EventQuery|MemHostAlloc|HostAlloc|MemCreate|MemRelease|MemMap|HostRegister|Prefetch|"     \
-	"WaitValue"
+	"WaitValue|AddCallback|BatchMemOp"
 
 static bool watched(const regex_t *re, const char *name)
 {

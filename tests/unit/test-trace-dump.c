@@ -83,11 +83,13 @@ static void test_trace(void **state)
 	assert_int_equal(gw_dump_trace(path, NULL, f), 0);
 	fclose(f);
 	assert_string_equal(
-		text, "HEADER format_version=1 flags=0 pid=4242 ppid=1 rank=-1 clock_id=4 "
-		      "start_ns=1000000000 start_realtime_ns=0 capture_mode=1 cupti_version=0 "
-		      "host=\"node-7\" command=\"app\\x00--flag\" cupti_path=\"\"\n"
-		      "SYNC correlation=4 start_ns=100 end_ns=250 type=3 stream=0 event=0\n"
-		      "END records=1 truncated=1 clean_exit=0\n");
+		text,
+		"HEADER format_version=1 flags=0 pid=4242 ppid=1 rank=-1 clock_id=4 "
+		"start_ns=1000000000 start_realtime_ns=0 capture_mode=1 cupti_version=0 "
+		"host=\"node-7\" command=\"app\\x00--flag\" cupti_path=\"\"\n"
+		"SYNC correlation=4 start_ns=100 end_ns=250 type=3 stream=0 event=0 queries=0 "
+		"tid=0 device=0 name_id=0 stack_id=0\n"
+		"END records=1 truncated=1 clean_exit=0\n");
 	free(text);
 	unlink(path);
 }

@@ -14,6 +14,9 @@
  *
  * gpusim: GPUSIM_KERNEL_US="gemm=50": each gemm is then W full waves (fill 1) of 50 us and
  * consecutive kernels are 1 us apart, so compute is W*50/(W*50+1) > 99% of the window.
+ * The host queues a launch in 4 us against 200 us of kernel, so it stays ahead; its tests
+ * also hold the device until the loop is queued (GPUSIM_HOLD_US) so that a host thread
+ * descheduled for milliseconds on a busy machine cannot open a gap (0.897 seen without).
  * (Without it: W*5/(W*5+1), 95% at W = 4.)
  *
  * Counts (exact):

@@ -9,8 +9,10 @@
  * REPLAYS graph launches of one graph of NODES kernels (st0..st9, one block of 256 threads
  * each) on a blocking stream, one cudaStreamSynchronize at the end.
  * gpusim (defaults): each kernel is 1 wave = GPUSIM_WAVE_US = 5 us, tiny (< 10 us); a graph
- * launch costs the host 4 us and the device 10 x (5 + 1) us, so the host stays ahead and every
- * kernel but the first was queued when the one before it ended: the window is exactly
+ * launch costs the host 4 us and the device 10 x (5 + 1) us, so the host stays ahead, and the
+ * test holds the device until every replay is queued (GPUSIM_HOLD_US, GPUSIM_QUEUE_DEPTH over
+ * 2000) so that it stays ahead however the host thread is scheduled; every kernel but the
+ * first was queued when the one before it ended: the window is exactly
  * REPLAYS*NODES*5 + (REPLAYS*NODES - 1)*1 us (QUEUE_US gaps), every gap is launch_overhead,
  * and a kernel's fill is 1/(132*8) (256 threads: 8 blocks per SM): the rest is small_batch.
  *

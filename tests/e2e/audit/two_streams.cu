@@ -10,14 +10,15 @@
  * half_step (792 blocks of 256 threads: 792/1056 = 0.75 of the SMs, one wave) on its stream,
  * record its event, meet the other thread (a pthread barrier), make its stream wait for the
  * other's event, meet again. The host never waits for the GPU until the final
- * cudaStreamSynchronize of each thread, so it runs ahead and the device is queued.
- * gpusim: GPUSIM_KERNEL_US="half_step=200": 200 us a kernel. From the second step on, both
- * kernels of step i wait for both of step i-1 and start together, 1 us (QUEUE_US) after them:
- * fill min(1, 0.75 + 0.75) = 1 for 200 us, then a 1 us queued gap (launch_overhead). The
- * first step's two kernels start when their threads launch them, up to the threads' skew
- * apart. Unclassified names are compute: compute = (ITERS - 1)*200 us + what the first step
- * gives (200 us if they overlap fully, 2*0.75*200 = 300 us if not at all); small_batch only
- * comes from the first step (at most 2*0.25*200 us).
+ * cudaStreamSynchronize of each thread, so it runs ahead and the device is queued; the test
+ * holds the device until both threads have queued every step (GPUSIM_HOLD_US), so that a
+ * descheduled thread on a busy machine cannot let the device catch up and split a step.
+ * gpusim: GPUSIM_KERNEL_US="half_step=200": 200 us a kernel. Both kernels of the first step
+ * start when the hold ends; both kernels of step i wait for both of step i-1 and start
+ * together, 1 us (QUEUE_US) after them: fill min(1, 0.75 + 0.75) = 1 for 200 us, then a 1 us
+ * queued gap (launch_overhead). Unclassified names are compute: compute = ITERS*200 us,
+ * launch_overhead = (ITERS - 1)*1 us, small_batch 0 (no kernel runs alone), and the window
+ * ITERS*200 + (ITERS - 1)*1 us.
  *
  * Counts (exact): kernels = launches = 2*ITERS; host_syncs = 2 stream syncs + 1 cudaFree;
  * allocations = frees = 1.
