@@ -165,7 +165,9 @@ int gw_output_open(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
-int gw_output_exec_path(char *out, size_t size, const char *path, unsigned n)
+/* path with insert before its ".trace.zst" or ".zst" ending (an ending, not the whole file
+ * name), else at its end. */
+static int insert_before_ending(char *out, size_t size, const char *path, const char *insert)
 {
 	static const char *const endings[] = {".trace.zst", ".zst"};
 	size_t len = strlen(path), stem = len;
@@ -176,14 +178,26 @@ int gw_output_exec_path(char *out, size_t size, const char *path, unsigned n)
 	for (size_t i = 0; i < sizeof(endings) / sizeof(endings[0]); i++) {
 		size_t e = strlen(endings[i]);
 
-		/* an ending, not the whole file name */
 		if (len - (size_t)(name - path) > e && !strcmp(path + len - e, endings[i])) {
 			stem = len - e;
 			break;
 		}
 	}
-	r = snprintf(out, size, "%.*s-exec%u%s", (int)stem, path, n, path + stem);
+	r = snprintf(out, size, "%.*s%s%s", (int)stem, path, insert, path + stem);
 	return r < 0 || (size_t)r >= size ? -ENAMETOOLONG : r;
+}
+
+int gw_output_exec_path(char *out, size_t size, const char *path, unsigned n)
+{
+	char insert[24];
+
+	snprintf(insert, sizeof(insert), "-exec%u", n);
+	return insert_before_ending(out, size, path, insert);
+}
+
+int gw_output_exec_glob(char *out, size_t size, const char *glob)
+{
+	return insert_before_ending(out, size, glob, "-exec*");
 }
 
 /* When this process started, on the real-time clock (ns): from its start in clock ticks since

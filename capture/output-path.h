@@ -59,6 +59,10 @@ int gw_output_open(const char *path);
  */
 int gw_output_exec_path(char *out, size_t size, const char *path, unsigned n);
 
+/* The glob of gw_output_pattern_glob with "-exec*" put where gw_output_exec_path puts -execN:
+ * what finds the later images' traces of a pattern that names one file. */
+int gw_output_exec_glob(char *out, size_t size, const char *glob);
+
 /*
  * Whether the trace at path was written by an earlier image of this very process: its header's
  * pid is pid and it started no earlier than the process did (a stale file of an earlier

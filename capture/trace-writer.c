@@ -105,8 +105,8 @@ static struct {
 
 	_Atomic uint64_t st_records, st_bytes, st_frames, st_write_drops, st_buffer_drops;
 	_Atomic uint64_t st_source_drops; /* DROPS records emitted by others (CUPTI's losses) */
-	unsigned st_reopened;
-	bool st_private, st_lost, st_removed;
+	_Atomic unsigned st_reopened;
+	_Atomic bool st_private, st_lost, st_removed; /* the writer's, read by any thread */
 } w = {.fd = -1};
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -329,7 +329,7 @@ static int reopen_trace(void)
 	if (fd < 0)
 		return fd;
 	w.fd = fd;
-	w.st_reopened++;
+	atomic_fetch_add(&w.st_reopened, 1);
 	w.reopen_note = true;
 	return 0;
 }
@@ -343,7 +343,7 @@ static int write_out(const uint8_t *p, size_t n)
 	if (atomic_load(&w.fd_table) != GW_FD_PRIVATE && !gw_fd_is(w.fd, &w.fd_id)) {
 		r = reopen_trace();
 		if (r < 0) {
-			w.st_lost = true;
+			atomic_store(&w.st_lost, true);
 			return r;
 		}
 	}
@@ -416,7 +416,7 @@ static void end_frame(void)
 	/* the descriptor checked (and reopened) before compressing, so the frame can say so */
 	if (!w.write_err && atomic_load(&w.fd_table) != GW_FD_PRIVATE &&
 	    !gw_fd_is(w.fd, &w.fd_id) && (r = reopen_trace()) < 0) {
-		w.st_lost = true;
+		atomic_store(&w.st_lost, true);
 		w.write_err = r;
 	}
 	if (w.reopen_note)
@@ -603,7 +603,7 @@ static void close_trace(void)
 	struct stat st;
 	bool ours = atomic_load(&w.fd_table) == GW_FD_PRIVATE || gw_fd_is(w.fd, &w.fd_id);
 
-	w.st_removed = ours && fstat(w.fd, &st) == 0 && st.st_nlink == 0;
+	atomic_store(&w.st_removed, ours && fstat(w.fd, &st) == 0 && st.st_nlink == 0);
 	if (ours && atomic_load(&w.fd_table) == GW_FD_PRIVATE)
 		close(w.fd);
 }
@@ -791,8 +791,10 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 	w.path[0] = '\0';
 	if (opt->path && strlen(opt->path) < sizeof(w.path))
 		strcpy(w.path, opt->path);
-	w.st_reopened = 0;
-	w.st_private = w.st_lost = w.st_removed = false;
+	atomic_store(&w.st_reopened, 0);
+	atomic_store(&w.st_private, false);
+	atomic_store(&w.st_lost, false);
+	atomic_store(&w.st_removed, false);
 	w.reopen_note = false;
 	buf_bytes = opt->thread_buffer_bytes ? opt->thread_buffer_bytes : GW_DEFAULT_THREAD_BUF;
 	frame_bytes = opt->frame_bytes ? opt->frame_bytes : GW_DEFAULT_FRAME;
@@ -852,8 +854,8 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 	/* The writer thread has its own copy of the descriptor now, or keeps using this one. */
 	while (atomic_load(&w.fd_table) == GW_FD_PENDING)
 		futex_wait(&w.fd_table, GW_FD_PENDING, 100000000ull);
-	w.st_private = atomic_load(&w.fd_table) == GW_FD_PRIVATE;
-	if (w.st_private)
+	atomic_store(&w.st_private, atomic_load(&w.fd_table) == GW_FD_PRIVATE);
+	if (atomic_load(&w.st_private))
 		close(w.fd);
 	pthread_mutex_unlock(&ctl_lock);
 	return 0;
@@ -948,10 +950,10 @@ void gw_writer_get_stats(struct gw_writer_stats *ret)
 	ret->records = atomic_load(&w.st_records);
 	ret->bytes_written = atomic_load(&w.st_bytes);
 	ret->frames = atomic_load(&w.st_frames);
-	ret->reopened = w.st_reopened;
-	ret->private_fd = w.st_private;
-	ret->descriptor_lost = w.st_lost;
-	ret->removed = w.st_removed;
+	ret->reopened = atomic_load(&w.st_reopened);
+	ret->private_fd = atomic_load(&w.st_private);
+	ret->descriptor_lost = atomic_load(&w.st_lost);
+	ret->removed = atomic_load(&w.st_removed);
 	ret->dropped = atomic_load(&w.st_write_drops) + atomic_load(&w.st_buffer_drops) +
 		       atomic_load(&w.st_source_drops);
 	if (atomic_load(&w.state) == GW_W_RUNNING)

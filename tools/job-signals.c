@@ -78,7 +78,7 @@ void gw_witness_start(char *const argv[], struct gw_witness *ret)
 {
 	char env[64], *envp[] = {env, NULL};
 	pid_t launcher = getpid();
-	int p[2], null;
+	int p[2];
 
 	ret->pid = -1;
 	ret->fd = -1;
@@ -91,14 +91,10 @@ void gw_witness_start(char *const argv[], struct gw_witness *ret)
 		/* the report pipe crosses exec; the rest of the launcher's descriptors do not */
 		if (fcntl(p[1], F_SETFD, 0) < 0)
 			_exit(127);
-		null = open("/dev/null", O_RDWR);
-		if (null >= 0) {
-			dup2(null, STDIN_FILENO);
-			dup2(null, STDOUT_FILENO);
-			dup2(null, STDERR_FILENO);
-			if (null > STDERR_FILENO)
-				close(null);
-		}
+		/* it reads and prints nothing: it holds no terminal and no pipe of the job's open */
+		close(STDIN_FILENO);
+		close(STDOUT_FILENO);
+		close(STDERR_FILENO);
 		snprintf(env, sizeof(env), WITNESS_ENV "=%d", p[1]);
 		/* this executable again, with the program's command line */
 		execve("/proc/self/exe", argv, envp);

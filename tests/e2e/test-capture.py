@@ -967,6 +967,24 @@ def cmd_exec(ctx, opts):
     shutil.rmtree(out)
 
 
+    # 5. the issue's launcher: gpuwhy run with -o naming one file, a process that checks CUDA
+    # and execs the real work; the report holds both images (the second is in -exec1)
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    launcher = os.path.join(ctx.build, 'tools', 'gpuwhy')
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('GPUWHY_', 'GPUSIM_')) and
+           k not in ('LD_PRELOAD', 'CUDA_INJECTION64_PATH')}
+    p = subprocess.run([launcher, 'run', '--sim', '--json', '-o',
+                        os.path.join(out, 'run.trace.zst'), '--', ctx.probe, 'exec', 'execv',
+                        '3', '4'], env=env, capture_output=True, text=True, timeout=120)
+    rep = json.loads(p.stdout) if p.returncode == 0 else {}
+    ctx.check(rep.get('counts', {}).get('launches') == 7 and len(rep.get('traces', [])) == 2,
+              f'gpuwhy run -o FILE over an exec: {rep.get("counts", {}).get("launches")} '
+              f'launches in {len(rep.get("traces", []))} traces, expected 7 in 2 '
+              f'({p.returncode}: {p.stderr[-300:]})')
+    shutil.rmtree(out)
+
+
 def cmd_descriptors(ctx, opts):
     # 1. gpuwhy's descriptors are not where the program's go: its table holds no trace, and
     # what gpuwhy added (libunwind's pipe) sits at 100 or above

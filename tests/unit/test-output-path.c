@@ -114,6 +114,11 @@ static void test_exec_path(void **state)
 	gw_output_exec_path(out, sizeof(out), "dir.trace.zst/.zst", 1);
 	assert_string_equal(out, "dir.trace.zst/.zst-exec1");
 	assert_int_equal(gw_output_exec_path(out, 8, "trace-7.zst", 1), -ENAMETOOLONG);
+	/* the glob that finds them, and does find them */
+	gw_output_exec_glob(out, sizeof(out), "d/run.trace.zst");
+	assert_string_equal(out, "d/run-exec*.trace.zst");
+	assert_int_equal(fnmatch(out, "d/run-exec12.trace.zst", FNM_PATHNAME), 0);
+	assert_int_not_equal(fnmatch(out, "d/run.trace.zst", FNM_PATHNAME), 0);
 }
 
 static off_t size_of(const char *path)
