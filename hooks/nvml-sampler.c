@@ -26,6 +26,7 @@
 #include <gpuwhy/trace-format.h>
 
 #include "clock.h"
+#include "modules.h"
 #include "trace-writer.h"
 
 #define MAX_DEVICES   64
@@ -162,8 +163,14 @@ static const char *nvml_error(nvmlReturn_t r)
 static int load_nvml(char *why, size_t size, nvmlReturn_t *ret_status)
 {
 	const char *path = library[0] ? library : "libnvidia-ml.so.1";
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	nvmlReturn_t r;
+	void *h;
+
+	/* A fork while this thread holds the loader's lock would leave it held in the child,
+	 * whose own first dlopen (CUDA's) would wait for ever: fork waits for the load. */
+	gw_modules_walk_begin(true);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	gw_modules_walk_end();
 
 	*ret_status = NVML_SUCCESS;
 	if (!h) {
@@ -412,12 +419,15 @@ static bool device_uuid(uint32_t device, uint8_t uuid[16])
 		}
 	if (!cu_device_get) {
 		/* libcuda is loaded (CUPTI runs on it): take its functions, never load it */
-		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		void *h;
+
+		gw_modules_walk_begin(true);
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		gw_modules_walk_end();
 
 		*(void **)&cu_device_get = dlsym(h ? h : RTLD_DEFAULT, "cuDeviceGet");
 		*(void **)&cu_device_uuid = dlsym(h ? h : RTLD_DEFAULT, "cuDeviceGetUuid_v2");
-		if (h)
-			dlclose(h);
+		/* the reference NOLOAD took is kept: libcuda stays loaded for the process anyway */
 	}
 	if (!cu_device_get || !cu_device_uuid || cu_device_get(&dev, (int)device) != CUDA_SUCCESS ||
 	    cu_device_uuid(&u, dev) != CUDA_SUCCESS)
@@ -466,6 +476,28 @@ static void cost_note(uint64_t ticks, double load_us)
 		gw_emit(GW_REC_NOTE, &r);
 }
 
+/* Sleeps until the trace clock reaches until_ns, or the stop; returns whether stopped. */
+static bool wait_tick(uint64_t until_ns)
+{
+	uint64_t now = gw_now_ns(), wait = until_ns > now ? until_ns - now : 0;
+	struct timespec deadline;
+	bool stop;
+
+	/* The condition variable runs on CLOCK_MONOTONIC, the trace on its raw twin: waits of a
+	 * period are what matter, not their exact ends. */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += (time_t)(wait / 1000000000u);
+	deadline.tv_nsec += (long)(wait % 1000000000u);
+	deadline.tv_sec += deadline.tv_nsec / 1000000000;
+	deadline.tv_nsec %= 1000000000;
+	pthread_mutex_lock(&lock);
+	while (!stop_asked && pthread_cond_timedwait(&wake, &lock, &deadline) != ETIMEDOUT)
+		;
+	stop = stop_asked;
+	pthread_mutex_unlock(&lock);
+	return stop;
+}
+
 static void *sampler_main(void *arg)
 {
 	uint64_t next_ns, last_ns, ticks = 0;
@@ -475,6 +507,17 @@ static void *sampler_main(void *arg)
 	bool stop;
 
 	(void)arg;
+	/* NVML is loaded a period after the start, not during the program's own start-up (on a
+	 * busy machine its loading would take the CPU from the program then): a program that
+	 * ends sooner never loads it, and has no window to measure anyway. */
+	if (wait_tick(gw_now_ns() + period_ns)) {
+		snprintf(why, sizeof(why),
+			 "the program ended within the sampler's first period (%llu ms): no "
+			 "counters",
+			 (unsigned long long)(period_ns / 1000000u));
+		emit_sampler(UINT64_MAX, GW_SAMPLER_NONE, 0, why, NULL);
+		goto out;
+	}
 	if (load_nvml(why, sizeof(why), &status) < 0) {
 		emit_sampler(UINT64_MAX, GW_SAMPLER_NONE, status, why, NULL);
 		goto out;
@@ -482,22 +525,10 @@ static void *sampler_main(void *arg)
 	load_us = thread_cpu_us();
 	last_ns = gw_now_ns();
 	next_ns = last_ns + period_ns;
-	pthread_mutex_lock(&lock);
 	for (;;) {
-		struct timespec deadline;
-		uint64_t now = gw_now_ns(), wait = next_ns > now ? next_ns - now : 0;
+		uint64_t now;
 
-		/* The condition variable runs on CLOCK_MONOTONIC, the trace on its raw twin:
-		 * waits of a period are what matter, not their exact ends. */
-		clock_gettime(CLOCK_MONOTONIC, &deadline);
-		deadline.tv_sec += (time_t)(wait / 1000000000u);
-		deadline.tv_nsec += (long)(wait % 1000000000u);
-		deadline.tv_sec += deadline.tv_nsec / 1000000000;
-		deadline.tv_nsec %= 1000000000;
-		while (!stop_asked && pthread_cond_timedwait(&wake, &lock, &deadline) != ETIMEDOUT)
-			;
-		stop = stop_asked;
-		pthread_mutex_unlock(&lock);
+		stop = wait_tick(next_ns);
 		now = gw_now_ns();
 		/* At the stop, a last window only when it is at least half a period long: a
 		 * shorter one is mostly noise (GPM refreshes its counters about every 100 ms). */
@@ -514,7 +545,6 @@ static void *sampler_main(void *arg)
 		/* A tick missed (a stopped process, a loaded machine) is skipped, not caught up. */
 		while (next_ns <= now)
 			next_ns += period_ns;
-		pthread_mutex_lock(&lock);
 	}
 	for (unsigned i = 0; i < n_sampled; i++)
 		for (unsigned k = 0; k < 2; k++)

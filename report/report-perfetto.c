@@ -291,6 +291,23 @@ static void analysis_tracks(struct gw_pf *pf)
 		counter_event(pf, fill_pid, "SM fill (bin mean)", "fill",
 			      a->start_ns + (uint64_t)i * a->bin_ns, a->bins[i].sm_busy);
 
+	/* the measured counters (NVML), a window's mean from its start, the last closed at its
+	 * end */
+	for (unsigned i = 0; i < a->counters.n_series; i++) {
+		const struct gw_counter_series *s = &a->counters.series[i];
+		char name[64];
+
+		if (s->device >= a->n_devices || !s->n)
+			continue;
+		snprintf(name, sizeof(name), "%s (measured, NVML)", s->key);
+		name_gpu(pf, s->device);
+		for (size_t k = 0; k < s->n && s->points[k].start_ns < pf->cut; k++)
+			counter_event(pf, gpu_pid(pf, s->device), name, "share",
+				      s->points[k].start_ns, s->points[k].value);
+		if (s->points[s->n - 1].end_ns < pf->cut)
+			counter_event(pf, gpu_pid(pf, s->device), name, "share",
+				      s->points[s->n - 1].end_ns, s->points[s->n - 1].value);
+	}
 	for (unsigned d = 0; d < a->n_devices; d++) {
 		name_gpu(pf, d);
 		metadata(pf, "thread_name", gpu_pid(pf, d), GW_PF_IDLE_TID,

@@ -274,7 +274,7 @@ static bool in_list(char **list, size_t n, const char *s)
 /* The run itself: capture, report, exit status. */
 int gw_run_command(struct gw_run_opts *o, char *const cmd[])
 {
-	char pattern[PATH_MAX], gl[2 * PATH_MAX];
+	char pattern[PATH_MAX], gl[2 * PATH_MAX], gl_exec[2 * PATH_MAX + 8];
 	glob_t before = {0}, after = {0};
 	const char *opt = o->output ? "-o" : "the default trace path (-o changes it)";
 	char **fresh = NULL;
@@ -305,7 +305,10 @@ int gw_run_command(struct gw_run_opts *o, char *const cmd[])
 		gw_cli_error(stderr, "gpuwhy", opt, o->output, "%s", strerror(errno));
 		return 2;
 	}
-	if (gw_output_pattern_glob(pattern, gl, sizeof(gl)) < 0) {
+	/* the traces of the pattern, and of the later images of a process that exec'd (-execN:
+	 * a pattern without %p matches only the first) */
+	if (gw_output_pattern_glob(pattern, gl, sizeof(gl)) < 0 ||
+	    gw_output_exec_glob(gl_exec, sizeof(gl_exec), gl) < 0) {
 		fprintf(stderr, "gpuwhy: the trace path is too long\n");
 		return 2;
 	}
@@ -313,6 +316,7 @@ int gw_run_command(struct gw_run_opts *o, char *const cmd[])
 	if (prepare_env(o, pattern) < 0)
 		return 1;
 	glob(gl, 0, NULL, &before);
+	glob(gl_exec, GLOB_APPEND, NULL, &before);
 
 	/* With a machine-readable report on standard output (--json, --html -, --perfetto -),
 	 * that output is the report alone: the program's own goes to standard error. */
@@ -325,9 +329,11 @@ int gw_run_command(struct gw_run_opts *o, char *const cmd[])
 	code = gw_exit_code_of(status);
 
 	glob(gl, 0, NULL, &after);
+	glob(gl_exec, GLOB_APPEND, NULL, &after);
 	fresh = calloc(after.gl_pathc + 1, sizeof(*fresh));
 	for (size_t i = 0; fresh && i < after.gl_pathc; i++)
-		if (!in_list(before.gl_pathv, before.gl_pathc, after.gl_pathv[i]))
+		if (!in_list(before.gl_pathv, before.gl_pathc, after.gl_pathv[i]) &&
+		    !in_list(fresh, n_fresh, after.gl_pathv[i])) /* matched by both globs */
 			fresh[n_fresh++] = after.gl_pathv[i];
 
 	if (WIFSIGNALED(status))

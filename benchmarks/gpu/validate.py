@@ -27,6 +27,16 @@ import wlcheck  # noqa: E402
 SCHEMA = 'gpuwhy-validate/1'
 
 
+
+def favoured():
+    """On gpusim the host's scheduling is part of the simulated timeline: a program descheduled
+    by unrelated load records host stalls it never made, so the simulated runs get the highest
+    priority allowed (nice -20 as root or with CAP_SYS_NICE; unchanged otherwise)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+    except OSError:
+        pass
+
 class Validation:
     def __init__(self, a):
         self.a = a
@@ -72,7 +82,7 @@ class Validation:
             extra = ': ' + str(detail['note'])
         self.log('%-4s %s %s%s' % (status, section, name, extra))
 
-    def run(self, cmd, env=None, timeout=120, cwd=None, name=None):
+    def run(self, cmd, env=None, timeout=120, cwd=None, name=None, preexec_fn=None):
         """Runs cmd; returns (rc, stdout, stderr, seconds). rc 124 on timeout, 127 when the
         program is missing. Never raises."""
         timeout = max(1, min(timeout, self.left()))
@@ -80,7 +90,7 @@ class Validation:
         try:
             p = subprocess.run(cmd, env=env or self.env, cwd=cwd or self.work, timeout=timeout,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               errors='replace')
+                               errors='replace', preexec_fn=preexec_fn)
             rc, so, se = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, so, se = 124, e.stdout or '', (e.stderr or '') + '\n(timed out)'
@@ -218,7 +228,8 @@ class Validation:
         env.update(extra_env or {})
         launcher = [os.path.join(self.build, 'tools', 'gpuwhy'), 'run', '-o', d + '/',
                     '--no-report'] + (['--sim'] if self.sim else []) + ['--']
-        rc, so, se, secs = self.run(launcher + cmd, env=env, timeout=timeout, name='run-' + tag)
+        rc, so, se, secs = self.run(launcher + cmd, env=env, timeout=timeout, name='run-' + tag,
+                                    preexec_fn=favoured if self.sim else None)
         return rc, secs, sorted(glob.glob(os.path.join(d, '*.trace.zst'))), se
 
     def analyse(self, trace, tag):
@@ -922,6 +933,108 @@ class Validation:
                         float(m.group(1)) >= 50))
         return out
 
+    # --- measured counters (NVML) -----------------------------------------------------
+
+    # Programs whose kernels' classes by name the counters check: (name, binary under the
+    # build, the argument that scales its length, its value for a first short run).
+    COUNTER_RUNS = [
+        ('bandwidth_bound', 'tests/workloads/bandwidth_bound', '--iters', 20),
+        ('low_intensity', 'tests/workloads/low_intensity', '--iters', 10),
+        ('healthy', 'tests/workloads/healthy', '--iters', 50),
+        ('two_phases', 'tests/e2e/two_phases', '--kernels', 200),
+    ]
+    # gpusim (a test double): each kernel's use as tests/e2e/test-counters.py sets it
+    COUNTER_SIM_ENV = {
+        'GPUSIM_NVML': 'gpm', 'GPUWHY_SAMPLE_MS': '20',
+        'GPUSIM_KERNEL_US': 'elementwise=200,fused=200,sgemm=200,attention=200,softmax=200',
+        'GPUSIM_KERNEL_DRAM': 'elementwise=0.9,fused=0.8,sgemm=0.2,attention=0.5,softmax=0.7',
+        'GPUSIM_KERNEL_SM': 'softmax=0.4',
+    }
+
+    def counters_section(self):
+        """The NVML sampler on this machine: which source, the windows on the trace's clock,
+        what the counters say each kernel class uses against what its name says, and what the
+        sampler thread costs. On a GPU each program is first run short, then for about 3 s
+        (30 windows at the default 100 ms)."""
+        for name, rel, arg, k0 in self.COUNTER_RUNS:
+            binary = os.path.join(self.build, rel)
+            if self.sim and name != 'two_phases':
+                continue
+            if not os.path.exists(binary):
+                self.record('counters', name, 'SKIP', note='not built')
+                continue
+            if not self.budget_ok('counters', 40):
+                return
+            env = dict(self.COUNTER_SIM_ENV) if self.sim else {}
+            k = 1000 if self.sim else k0
+            if not self.sim:
+                ran = self.run_program('counters-%s-short' % name, [binary, arg, str(k)], env)
+                if not ran or not ran[0]:
+                    continue
+                w = ran[0].get('window') or {}
+                secs = max((w.get('end_ns', 0) - w.get('start_ns', 0)) / 1e9, 1e-3)
+                k = int(min(max(k * 3.0 / secs, k), 10 ** 7))
+            ran = self.run_program('counters-' + name, [binary, arg, str(k)], env)
+            if ran:
+                self.counters_check(name, ran[0], ran[1])
+
+    def counters_check(self, name, report, dump):
+        c = ((report or {}).get('utilization') or {}).get('counters')
+        if not c:
+            self.record('counters', name, 'FAIL', note='no utilization.counters in the report')
+            return
+        if not c.get('measured'):
+            self.record('counters', name + ' sampler', 'FAIL' if self.sim else 'WARN',
+                        note='no counters: %s' % c.get('reason'))
+            return
+        self.record('counters', name + ' sampler',
+                    'PASS' if c.get('source') == 'gpm' or not self.sim else 'FAIL',
+                    note='%s every %s ms, %d windows; memory_bandwidth %s; fit RMS %s, R2 %s' % (
+                        c.get('source'), (c.get('period_ns') or 0) / 1e6, c.get('windows', 0),
+                        report['utilization'].get('memory_bandwidth'), c.get('dram_fit_rms'),
+                        c.get('dram_r2')))
+        # the windows on the trace's clock: inside the run, the first soon after its start
+        pts = [p for s in c.get('series', {}).values() for p in s]
+        w = report.get('window') or {}
+        period = c.get('period_ns') or 100000000
+        if pts and w:
+            first, last = min(p[0] for p in pts), max(p[0] for p in pts)
+            ok = (w['start_ns'] - 3 * period <= first <= w['start_ns'] + 3 * period and
+                  last <= w['end_ns'] + 3 * period)
+            self.record('counters', name + ' windows on the trace clock',
+                        'PASS' if ok else 'WARN',
+                        note='first window %+.1f ms from the first GPU operation, last point '
+                        '%+.1f ms from the last' % ((first - w['start_ns']) / 1e6,
+                                                    (last - w['end_ns']) / 1e6))
+        total = sum(e['busy_ns'] for e in c.get('estimates', []) if e.get('kernels')) or 1
+        for e in c.get('estimates', []):
+            if not e.get('kernels') or e['busy_ns'] < 0.05 * total:
+                continue
+            agrees = e.get('agrees')
+            confident = e.get('confidence') != 'low'
+            if self.sim:
+                # the knobs' truth: only the compute-named fused_update uses >= 60% DRAM
+                status = 'PASS' if confident == e.get('applied') else 'FAIL'
+            else:
+                status = 'PASS' if agrees or not confident else 'WARN'
+            self.record('counters', '%s: %s' % (name, e['name'][:60]), status,
+                        note='DRAM %s (se %s), SMs %s; name says %s, counters say %s '
+                        '(confidence %s%s)' % (
+                            e.get('dram'), e.get('dram_se'), e.get('sm'), e.get('name_class'),
+                            e.get('measured_class'), e.get('confidence'),
+                            ', applied' if e.get('applied') else ''),
+                        estimate=e)
+        if dump:
+            with open(dump, errors='replace') as f:
+                m = re.search(r'NVML sampler: (\d+) us .*?then (\d+) ticks of (\d+) devices '
+                              r'in (\d+) us \(([\d.]+) us a tick\)', f.read())
+            if m:
+                self.record('counters', name + ' sampler cost', 'INFO',
+                            note='%s us of CPU to load and start NVML, then %s us a tick '
+                            '(%s ticks, %s device(s))%s' % (
+                                m.group(1), m.group(5), m.group(2), m.group(3),
+                                ' (gpusim\'s NVML stand-in, not NVML)' if self.sim else ''))
+
     def ncu_section(self):
         if self.sim:
             self.record('ncu', 'one kernel per class', 'SKIP', note='needs a GPU')
@@ -1048,6 +1161,7 @@ def main():
             v.torch_section()
             v.torch_window()
             v.ncu_section()
+            v.counters_section()
             v.host_benchmarks()
     except Exception as e:  # a bug here must still leave a summary behind
         import traceback

@@ -9,8 +9,9 @@
 # Runs every workload of tests/workloads under gpuwhy and checks its counts against
 # workloads.json and its cause; then, on a real GPU only, a cuBLAS GEMM loop, a replayed CUDA
 # Graph, a PyTorch training loop under gpuwhy and under torch.profiler (kernel counts,
-# overhead against plain runs, alternated, medians) and Nsight Compute on one kernel per
-# class. Progress goes to stderr; validate.json, validate.md, validate.log and
+# overhead against plain runs, alternated, medians), Nsight Compute on one kernel per class
+# and the measured counters (NVML GPM: each kernel's DRAM and SM use against its class by
+# name, the sampler's cost). Progress goes to stderr; validate.json, validate.md, validate.log and
 # details.tar.gz go to --out (default $OUT, else ./validate-out). Exit 0 when no check failed.
 # --sim runs on gpusim and skips, saying so, what needs a GPU; CI runs it.
 # Without --build, a GPU run uses .device/build when present (see --prepare-device), else

@@ -10,8 +10,9 @@
             bandwidth phase and the compute phase are told apart window by window; the page
             draws the bandwidth lane and the table
   samples   an older GPU (utilization samples, no GPM): counters shown, classes the names'
-  absent    NVML refusing (no driver, no permission), missing, the sampler off: the report as
-            by names alone, and the reason
+  absent    NVML refusing (no driver, no permission), missing, the sampler off, a program
+            shorter than the sampler's first period: the report as by names alone, and the
+            reason
   hang      an NVML call that never returns: the program exits all the same, the trace is
             clean
 
@@ -31,7 +32,7 @@ import sys
 import tempfile
 import time
 
-from checks import FAILS, expect
+from checks import FAILS, expect, favoured
 
 ARGS = None
 KERNEL_US = 200
@@ -64,7 +65,8 @@ def run(tmp, label, env_extra, kernels):
             env[k] = v
     t0 = time.monotonic()
     p = subprocess.run([ARGS.workload, '--kernels', str(kernels)], env=env,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=120,
+                       preexec_fn=favoured)
     wall = time.monotonic() - t0
     if not expect(p.returncode == 0, '%s: two_phases exits 0 (%s)' % (label, p.stderr[-300:])):
         return None, None, wall
@@ -224,6 +226,9 @@ def check_absent(tmp):
         ('missing', {'GPUSIM_NVML': 'gpm', 'GPUWHY_NVML_PATH': os.path.join(tmp, 'nope.so.1')},
          'could not be loaded'),
         ('sampler-off', {'GPUSIM_NVML': 'gpm', 'GPUWHY_SAMPLE_MS': '0'}, None),
+        # 200 kernels a phase are 0.16 s of device time, well within a first period of 5 s
+        ('short', {'GPUSIM_NVML': 'gpm', 'GPUWHY_SAMPLE_MS': '5000'},
+         'ended within the sampler\'s first period (5000 ms)'),
     ]
     for label, env, reason in cases:
         rep, text, _ = run(tmp, label, env, 200)

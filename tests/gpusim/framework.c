@@ -2,9 +2,10 @@
 /*
  * Runtime calls that frameworks link against (PyTorch's libraries import 113 cudart symbols,
  * and Python loads them with RTLD_NOW, so every one must exist). The ones a framework's
- * ordinary work depends on behave: stream capture queries, the capture mode exchange, host
- * functions in stream order, the driver entry-point lookup (it refuses: the caller falls back
- * to libcuda.so.1). The rest are in unsupported.def and answer cudaErrorNotSupported.
+ * ordinary work depends on behave: stream capture queries, the capture mode exchange, the bus
+ * id, the memory pool's figures (host functions, peer access and the driver entry-point lookup
+ * are hold.c's, peer.c's and driver.c's). The rest are in unsupported.def and answer
+ * cudaErrorNotSupported.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,127 +70,6 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 	capture_mode = *mode;
 	*mode = old;
 	RT_END(cudaSuccess);
-}
-
-/*
- * There is no driver behind gpusim: every driver entry point is "not found", the answer a
- * caller must handle for symbols a driver is too old to have. PyTorch then dlopens
- * libcuda.so.1 (gpusim's stub, libcuda.c) and tolerates the functions it lacks.
- */
-cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
-					     unsigned int cudaVersion, unsigned long long flags,
-					     enum cudaDriverEntryPointQueryResult *driverStatus)
-{
-	RT_BEGIN(cudaGetDriverEntryPointByVersion, v12050, symbol, funcPtr, cudaVersion, flags,
-		 driverStatus);
-
-	if (!symbol || !funcPtr)
-		RT_END(cudaErrorInvalidValue);
-	*funcPtr = NULL;
-	if (driverStatus)
-		*driverStatus = cudaDriverEntryPointSymbolNotFound;
-	RT_END(cudaSuccess);
-}
-
-/*
- * Host functions run on one gpusim thread, in the order they were queued, each once the host
- * clock reaches the end of the work queued before it on its stream. Later work on the stream
- * is not held back by the function's own run time (the timeline placed it at the call).
- */
-struct host_call {
-	cudaHostFn_t host_fn;
-	cudaStreamCallback_t callback;
-	void *user;
-	cudaStream_t stream;
-	uint64_t ready_ns;
-	struct host_call *next;
-};
-
-static pthread_mutex_t host_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t host_cond = PTHREAD_COND_INITIALIZER;
-static struct host_call *host_head, **host_tail = &host_head;
-static bool host_thread_started;
-
-static void *host_thread(void *arg)
-{
-	(void)arg;
-	for (;;) {
-		struct host_call *c;
-
-		pthread_mutex_lock(&host_lock);
-		while (!host_head)
-			pthread_cond_wait(&host_cond, &host_lock);
-		c = host_head;
-		host_head = c->next;
-		if (!host_head)
-			host_tail = &host_head;
-		pthread_mutex_unlock(&host_lock);
-		gw_sim_wait_until(c->ready_ns);
-		if (c->host_fn)
-			c->host_fn(c->user);
-		else
-			c->callback(c->stream, cudaSuccess, c->user);
-		free(c);
-	}
-	return NULL;
-}
-
-static cudaError_t queue_host_call(cudaStream_t stream, bool per_thread, cudaHostFn_t fn,
-				   cudaStreamCallback_t callback, void *user)
-{
-	struct gw_sim_stream *s = gw_sim_stream_get(stream, per_thread);
-	struct host_call *c;
-
-	if (!s)
-		return cudaErrorInvalidResourceHandle;
-	if (!fn && !callback)
-		return cudaErrorInvalidValue;
-	/* a capture holds kernel launches only (launch.c) */
-	if (s->capture)
-		return cudaErrorStreamCaptureUnsupported;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return cudaErrorMemoryAllocation;
-	*c = (struct host_call){.host_fn = fn,
-				.callback = callback,
-				.user = user,
-				.stream = stream,
-				.ready_ns = gw_sim_stream_ready(s)};
-	pthread_mutex_lock(&host_lock);
-	if (!host_thread_started) {
-		pthread_t t;
-
-		if (pthread_create(&t, NULL, host_thread, NULL)) {
-			pthread_mutex_unlock(&host_lock);
-			free(c);
-			return cudaErrorMemoryAllocation;
-		}
-		pthread_detach(t);
-		host_thread_started = true;
-	}
-	*host_tail = c;
-	host_tail = &c->next;
-	pthread_cond_signal(&host_cond);
-	pthread_mutex_unlock(&host_lock);
-	gw_sim_stats_host_func();
-	return cudaSuccess;
-}
-
-cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
-{
-	RT_BEGIN(cudaLaunchHostFunc, v10000, stream, fn, userData);
-
-	RT_END(queue_host_call(stream, false, fn, NULL, userData));
-}
-
-cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback,
-				  void *userData, unsigned int flags)
-{
-	RT_BEGIN(cudaStreamAddCallback, v5000, stream, callback, userData, flags);
-
-	if (flags)
-		RT_END(cudaErrorInvalidValue);
-	RT_END(queue_host_call(stream, false, NULL, callback, userData));
 }
 
 /* One simulated device, on no real bus: a well-formed address that names it. */

@@ -16,6 +16,11 @@
 #include "gpusim.h"
 
 #undef cuGetProcAddress
+
+static bool valid_device(CUdevice dev)
+{
+	return dev >= 0 && (uint32_t)dev < gw_sim_config()->devices;
+}
 /* The first cuGetProcAddress, without the status argument: still exported by libcuda. */
 CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
 				  cuuint64_t flags);
@@ -37,7 +42,7 @@ CUresult CUDAAPI cuDeviceGetCount(int *count)
 {
 	if (!count)
 		return CUDA_ERROR_INVALID_VALUE;
-	*count = 1;
+	*count = (int)gw_sim_config()->devices;
 	return CUDA_SUCCESS;
 }
 
@@ -46,18 +51,18 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 {
 	if (!pi)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (dev != 0)
+	if (!valid_device(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
-	return cudaDeviceGetAttribute(pi, (enum cudaDeviceAttr)attrib, 0) == cudaSuccess
+	return cudaDeviceGetAttribute(pi, (enum cudaDeviceAttr)attrib, dev) == cudaSuccess
 		       ? CUDA_SUCCESS
 		       : CUDA_ERROR_INVALID_VALUE;
 }
 
-/* The runtime's context is the device's primary context; it exists once the runtime has
- * initialized the device. */
+/* The runtime's contexts are the devices' primary contexts; they exist once the runtime has
+ * initialized the devices. */
 CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
 {
-	if (dev != 0)
+	if (!valid_device(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!flags || !active)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -68,18 +73,18 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
 
 CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
-	if (dev != 0)
+	if (!valid_device(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	gw_sim_driver_init();
-	*pctx = gw_sim_context();
+	*pctx = gw_sim_device_context((unsigned int)dev);
 	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev)
 {
-	return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+	return valid_device(dev) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
@@ -90,19 +95,27 @@ CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 	return CUDA_SUCCESS;
 }
 
-/* One context: making it (or none) current is all there is to do. */
+/* A device's context made current is the runtime's current device. */
 CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
 {
-	return !ctx || ctx == gw_sim_context() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+	int dev = ctx ? gw_sim_context_device(ctx) : -1;
+
+	if (!ctx)
+		return CUDA_SUCCESS;
+	if (dev < 0)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	return cudaSetDevice(dev) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult CUDAAPI cuCtxGetDevice(CUdevice *device)
 {
+	int dev;
+
 	if (!device)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (!gw_sim_device_ready())
+	if (!gw_sim_device_ready() || cudaGetDevice(&dev) != cudaSuccess)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	*device = 0;
+	*device = dev;
 	return CUDA_SUCCESS;
 }
 

@@ -13,7 +13,7 @@
 #include "runtime.h"
 
 static atomic_ullong n_kernels, n_gemms, n_memcpys, n_memsets, n_syncs, n_queries;
-static atomic_ullong n_allocs, n_frees, alloc_bytes, n_host_funcs, n_unsupported;
+static atomic_ullong n_allocs, n_frees, alloc_bytes, n_unsupported;
 
 void gw_sim_stats_op(const struct gw_sim_op *op)
 {
@@ -43,11 +43,6 @@ void gw_sim_stats_memory(bool release, uint64_t bytes)
 	}
 	atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&alloc_bytes, bytes, memory_order_relaxed);
-}
-
-void gw_sim_stats_host_func(void)
-{
-	atomic_fetch_add_explicit(&n_host_funcs, 1, memory_order_relaxed);
 }
 
 void gw_sim_stats_unsupported(void)
@@ -86,11 +81,10 @@ __attribute__((destructor)) static void stats_write(void)
 	fprintf(f,
 		"{\"kernels\": %llu, \"gemms\": %llu, \"memcpys\": %llu, \"memsets\": %llu, "
 		"\"syncs\": %llu, \"queries\": %llu, \"allocations\": %llu, \"frees\": %llu, "
-		"\"allocated_bytes\": %llu, \"host_functions\": %llu, \"unsupported_calls\": "
-		"%llu}\n",
+		"\"allocated_bytes\": %llu, \"unsupported_calls\": %llu}\n",
 		atomic_load(&n_kernels), atomic_load(&n_gemms), atomic_load(&n_memcpys),
 		atomic_load(&n_memsets), atomic_load(&n_syncs), atomic_load(&n_queries),
 		atomic_load(&n_allocs), atomic_load(&n_frees), atomic_load(&alloc_bytes),
-		atomic_load(&n_host_funcs), atomic_load(&n_unsupported));
+		atomic_load(&n_unsupported));
 	fclose(f);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What frameworks (PyTorch) need of gpusim beyond nvcc programs: the capture queries, host
- * functions, the driver entry-point lookup, the calls refused as not supported, the libcuda.so.1
+ * What frameworks (PyTorch) need of gpusim beyond nvcc programs: the capture queries, the
+ * driver entry-point lookup, the calls refused as not supported, the libcuda.so.1
  * stub, the simulated cuBLAS and cuBLASLt (GEMM durations from the cost model of README.md,
  * worked out here from m, n, k and the peak rates) and GPUSIM_STATS.
  */
@@ -113,60 +113,6 @@ static void test_unsupported_sets_error(void **state)
 	assert_int_equal(cudaIpcGetMemHandle(&h, NULL), cudaErrorNotSupported);
 	assert_int_equal(cudaGetLastError(), cudaErrorNotSupported);
 	assert_int_equal(cudaGetLastError(), cudaSuccess);
-}
-
-struct host_record {
-	uint64_t ran_ns[2];
-	int order[2];
-	_Atomic int n;
-};
-
-static void host_fn(void *user)
-{
-	struct host_record *r = user;
-	int i = r->n;
-
-	r->ran_ns[i] = test_now_ns();
-	r->order[i] = i;
-	r->n = i + 1;
-}
-
-static void host_callback(cudaStream_t stream, cudaError_t status, void *user)
-{
-	(void)stream;
-	assert_int_equal(status, cudaSuccess);
-	host_fn(user);
-}
-
-/* A host function runs once the work queued before it has finished, in queue order. */
-static void test_host_functions(void **state)
-{
-	struct host_record r = {0};
-	cudaStream_t s;
-	uint64_t t0 = test_now_ns();
-
-	(void)state;
-	assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
-	assert_int_equal(test_launch(busy_kernel, 1, 32, s), cudaSuccess);
-	assert_int_equal(cudaLaunchHostFunc(s, host_fn, &r), cudaSuccess);
-	assert_int_equal(cudaStreamAddCallback(s, host_callback, &r, 0), cudaSuccess);
-	assert_int_equal(cudaStreamAddCallback(s, host_callback, &r, 1), cudaErrorInvalidValue);
-	cudaGetLastError();
-	while (r.n < 2)
-		usleep(1000);
-	assert_true(r.ran_ns[0] >= t0 + BUSY_NS);
-	assert_true(r.ran_ns[1] >= r.ran_ns[0]);
-	/* a capture records kernel launches only */
-	assert_int_equal(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
-	assert_int_equal(cudaLaunchHostFunc(s, host_fn, &r), cudaErrorStreamCaptureUnsupported);
-	{
-		cudaGraph_t g;
-
-		assert_int_equal(cudaStreamEndCapture(s, &g), cudaSuccess);
-		assert_int_equal(cudaGraphDestroy(g), cudaSuccess);
-	}
-	cudaGetLastError();
-	assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
 }
 
 static void test_libcuda_stub(void **state)
@@ -310,7 +256,7 @@ static void test_cublaslt_matmul(void **state)
 static void test_stats(void **state)
 {
 	char path[] = "/tmp/gpusim-stats-XXXXXX", buf[512];
-	unsigned long long kernels, gemms, syncs, allocs, bytes, host_funcs;
+	unsigned long long kernels, gemms, syncs, allocs, bytes;
 	int fd = mkstemp(path), status;
 	FILE *f;
 	pid_t pid;
@@ -346,16 +292,14 @@ static void test_stats(void **state)
 	assert_int_equal(sscanf(buf,
 				"{\"kernels\": %llu, \"gemms\": %llu, \"memcpys\": %*u, "
 				"\"memsets\": %*u, \"syncs\": %llu, \"queries\": %*u, "
-				"\"allocations\": %llu, \"frees\": %*u, \"allocated_bytes\": %llu, "
-				"\"host_functions\": %llu",
-				&kernels, &gemms, &syncs, &allocs, &bytes, &host_funcs),
-			 6);
+				"\"allocations\": %llu, \"frees\": %*u, \"allocated_bytes\": %llu",
+				&kernels, &gemms, &syncs, &allocs, &bytes),
+			 5);
 	assert_int_equal(kernels, 4); /* three launches and the GEMM */
 	assert_int_equal(gemms, 1);
 	assert_int_equal(syncs, 2);
 	assert_int_equal(allocs, 1);
 	assert_int_equal(bytes, 1 << 20);
-	assert_int_equal(host_funcs, 0);
 }
 
 int main(void)
@@ -366,7 +310,6 @@ int main(void)
 		cmocka_unit_test(test_capture_mode_exchange),
 		cmocka_unit_test(test_entry_point_refused),
 		cmocka_unit_test(test_unsupported_sets_error),
-		cmocka_unit_test(test_host_functions),
 		cmocka_unit_test(test_libcuda_stub),
 		cmocka_unit_test(test_cublas_gemm),
 		cmocka_unit_test(test_cublaslt_matmul),
