@@ -57,14 +57,15 @@ static int report(struct gw_run_opts *o, char **files, size_t n_files)
 
 /*
  * The simulated libraries a framework's own copies would shadow: PyTorch's libraries find
- * NVIDIA's runtime, CUPTI (Kineto's) and cuBLAS through their RPATH, which is searched before
- * LD_LIBRARY_PATH, but never load a second object of a soname already loaded. Preloading
- * gpusim's makes them the ones used (the runtime first, then CUPTI, cuBLASLt and cuBLAS).
+ * NVIDIA's runtime, CUPTI (Kineto's), cuBLAS and cuDNN through their RPATH, which is searched
+ * before LD_LIBRARY_PATH, but never load a second object of a soname already loaded.
+ * Preloading gpusim's makes them the ones used (the runtime first, then CUPTI, cuBLASLt,
+ * cuBLAS and cuDNN).
  */
 static int preload_gpusim(const char *sim)
 {
-	static const char *const libs[] = {"libcublas.so.13", "libcublasLt.so.13", "libcupti.so.13",
-					   "libcudart.so.13"};
+	static const char *const libs[] = {"libcudnn.so.9", "libcublas.so.13", "libcublasLt.so.13",
+					   "libcupti.so.13", "libcudart.so.13"};
 	char path[PATH_MAX];
 	int r;
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The refused calls of the simulated cuBLAS (BLAS_UNSUPPORTED_DEF names cublas-unsupported.def
- * or cublaslt-unsupported.def, BLAS_REFUSE the function that answers): defined without their
- * prototypes, as in unsupported.c (the cuBLAS headers must not be included here).
+ * The refused calls of the simulated cuBLAS and cuDNN (BLAS_UNSUPPORTED_DEF names a .def file:
+ * cublas-, cublaslt- or cudnn-unsupported.def; BLAS_REFUSE the function that answers): defined
+ * without their prototypes, as in unsupported.c (the libraries' headers must not be included
+ * here).
  */
 int BLAS_REFUSE(const char *name);
 

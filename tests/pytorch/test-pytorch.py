@@ -234,6 +234,24 @@ def transformer(opts, tmp):
            f'transformer: the same GPU operations every step after the first ({ops})')
 
 
+def conv(opts, tmp):
+    """cuDNN is not simulated: a convolution through it fails with gpusim's message saying
+    what to do; PyTorch's own convolution runs (its GEMMs on gpusim's cuBLAS)."""
+    env = dict(os.environ, GPUWHY_QUIET='1')
+    p = subprocess.run([opts.launcher, 'run', '--sim', '-o', os.path.join(tmp, 'conv-cudnn') + '/',
+                        '--no-report', '--', opts.python, os.path.join(HERE, 'conv.py'),
+                        'cudnn', '2'], env=env, capture_output=True, text=True, timeout=300)
+    expect(p.returncode != 0 and 'cuDNN is not simulated' in p.stderr and
+           'torch.backends.cudnn.enabled = False' in p.stderr,
+           f'conv: through cuDNN it fails (exit {p.returncode}) saying why and what to do')
+    r, sim = run(opts, tmp, 'conv-native', 'conv.py', ['native', 2], {})
+    if not r:
+        return
+    expect(r['counts']['kernels'] == sim['kernels'] and sim['gemms'] >= 1,
+           f'conv: PyTorch\'s own convolution ran {sim["kernels"]} kernels, {sim["gemms"]} GEMMs '
+           f'({r["counts"]["kernels"]} in the report)')
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--launcher', required=True)
@@ -246,7 +264,7 @@ def main():
         print(f'SKIP: no PyTorch environment at {venv} (make it with scripts/torch-env.sh, '
               f'about 3 GB to download)')
         return 77
-    tests = [mlp_item, sync_wrong, loader_stall, elementwise, memory_growth, transformer]
+    tests = [mlp_item, sync_wrong, loader_stall, elementwise, memory_growth, transformer, conv]
     with tempfile.TemporaryDirectory(prefix='gw-torch-') as tmp:
         for t in tests:
             if not opts.only or t.__name__ in opts.only.split(','):

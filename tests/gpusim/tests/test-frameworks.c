@@ -18,6 +18,7 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
+#include <cudnn_graph.h>
 
 #include "../gpusim.h"
 #include "sim-test.h"
@@ -302,6 +303,16 @@ static void test_stats(void **state)
 	assert_int_equal(bytes, 1 << 20);
 }
 
+/* cuDNN is refused at the handle, with a version PyTorch's check accepts (major 9). */
+static void test_cudnn_refused(void **state)
+{
+	cudnnHandle_t h = (cudnnHandle_t)state;
+
+	assert_int_equal(cudnnGetVersion() / 10000, 9);
+	assert_int_equal(cudnnCreate(&h), CUDNN_STATUS_NOT_SUPPORTED);
+	assert_null(h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_libcuda_stub),
 		cmocka_unit_test(test_cublas_gemm),
 		cmocka_unit_test(test_cublaslt_matmul),
+		cmocka_unit_test(test_cudnn_refused),
 	};
 
 	setenv("GPUSIM_SMS", "132", 1);
