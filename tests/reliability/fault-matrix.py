@@ -32,15 +32,15 @@ import time
 
 FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
           'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti', 'flush_hang',
-          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed', 'exec', 'few_fds',
-          'no_fds']
+          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed',
+          'exec', 'few_fds', 'no_fds']
 # Column headings of the table.
 SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
          'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
          'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
          'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd',
-         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-', 'stdio_closed': '0-2>&-',
-         'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
+         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-',
+         'stdio_closed': '0-2>&-', 'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
 # What the faults that end the process must make of its exit status (fault-inject.c).
 ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
            'abort': ('abort', -signal.SIGABRT), '_exit': ('_exit', 3)}
