@@ -510,7 +510,7 @@ static void percent_se(FILE *f, double v, double se)
 	else if (se < 0)
 		snprintf(b, sizeof(b), "%.1f ?", v * 100);
 	else
-		snprintf(b, sizeof(b), "%.1f±%.1f", v * 100, se * 100);
+		snprintf(b, sizeof(b), "%.1f±%.2f", v * 100, se * 100);
 	/* ± is two bytes */
 	fprintf(f, " %-*s", v >= 0 && se >= 0 ? 13 : 12, b);
 }

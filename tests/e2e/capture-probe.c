@@ -46,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -314,16 +315,21 @@ int main(int argc, char **argv)
 			polls++;
 		printf("probe: %ld polls\n", polls);
 	} else if (!strcmp(mode, "queries")) {
+		struct timespec t0, t1;
 		cudaEvent_t ev;
 
 		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
 		CK(cudaLaunchKernel((const void *)k_runtime, one, warp, NULL, 0, 0));
 		CK(cudaEventRecord(ev, 0));
 		CK(cudaDeviceSynchronize());
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (int i = 0; i < n; i++)
 			CK(i % 2 ? cudaStreamQuery(0) : cudaEventQuery(ev));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		CK(cudaEventDestroy(ev));
-		printf("probe: %d queries\n", n);
+		printf("probe: %d queries, %.0f ns each\n", n,
+		       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+			       (n ? n : 1));
 	} else if (!strcmp(mode, "spins")) {
 		int spins = argc > 3 ? atoi(argv[3]) : 1, ended = 0;
 		long queries = 0;

@@ -95,16 +95,27 @@ def graph_replay(c, text):
          f'tiny kernels st0..st9 x200 each, got {tops}')
 
 
+def polled(c, loops):
+    """The polling waits of `loops` polling loops: one each, but for a loop whose host thread
+    the scheduler kept off its CPU from the launch until its kernel was done (no query found it
+    unfinished: the host never waited), or for over 10 ms in the middle (capture.md: not a
+    wait); on a loaded machine a few. At least 2 queries each."""
+    n = c.r['counts']['syncs_poll']
+    c.ok(loops - 3 <= n <= loops, f'{n} polling waits of {loops} loops')
+    c.ok(c.r['counts']['poll_queries'] >= 2 * n,
+         f"{c.r['counts']['poll_queries']} queries in {n} polling waits: at least 2 each")
+    return n
+
+
 def sync_poll(c, text):
     iters, kernel_us = 100, 2 * 250.0
-    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=2 * iters + 2,
-             syncs_explicit=iters + 1, syncs_poll=iters, syncs_implicit=1, tiny_kernels=0)
-    c.ok(c.r['counts']['poll_queries'] >= 2 * iters,
-         f"{c.r['counts']['poll_queries']} queries in {iters} polling waits: at least 2 each")
+    polls = polled(c, iters)
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=iters + polls + 2,
+             syncs_explicit=iters + 1, syncs_implicit=1, tiny_kernels=0)
     # Full-wave kernels (fill 1), unclassified names: compute is exactly their time.
     c.near_us('compute', 2 * iters * kernel_us, 1.0, '200 kernels of 2 waves x 250 us')
     ev, poll = c.site('cudaEventSynchronize'), c.site('cudaStreamQuery')
-    c.ok(ev['count'] == iters and poll['count'] == iters,
+    c.ok(ev['count'] == iters and poll['count'] == polls,
          f"event syncs {ev['count']}, polling waits {poll['count']}")
     c.ok(poll['kind'] == 'poll', f"the polling site's kind is {poll['kind']}")
     # Each waited for at most its whole kernel; the debt is what the rule may charge.
@@ -113,11 +124,13 @@ def sync_poll(c, text):
     hs = c.us('host_sync')
     c.ok(hs <= (ev['wait_ns'] + poll['wait_ns']) / 1e3 + 1,
          f'host_sync {hs:.0f} us over the debts: a sync can at most double the time it waited')
-    # Each of the 199 gaps after a wait holds at least a 4 us launch call, paid by a debt of
-    # hundreds of us, the polled phase's as the event-synced one's.
-    c.ok(hs >= (2 * iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(2 * iters - 1) * 4}')
-    c.ok(poll['exposed_ns'] >= (iters - 1) * 4000,
-         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(iters - 1) * 4000}")
+    # Each gap after a wait holds at least a 4 us launch call, paid by a debt of hundreds of
+    # us, the polled phase's as the event-synced one's (the last wait of each phase may have
+    # no gap of its own after it).
+    c.ok(hs >= (iters + polls - 2) * 4, f'host_sync {hs:.0f} us, want >= '
+         f'{(iters + polls - 2) * 4}')
+    c.ok(poll['exposed_ns'] >= (polls - 1) * 4000,
+         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(polls - 1) * 4000}")
     c.ok(abs((ev['exposed_ns'] + poll['exposed_ns']) / 1e3 - hs) < 1,
          'host_sync is the event syncs\' and the polling waits\' exposed time')
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
@@ -321,13 +334,12 @@ def cw_peer(c, text, recs):
     got = device_us(c.r, 0, 'compute')
     c.ok(got is not None and abs(got - n * 250) < 0.05, f'device 0 compute {got} us')
     # Device 1's copies waited in device 0's stream behind its kernels: each gap between two
-    # of the 30 async copies is a 1 us queue gap, a kernel, another: 252 us of queued work
-    # held, blocked. The first may come before the host got ahead (then it is judged as not
-    # queued); the gap before the last, synchronous copy follows a stream sync: not queued.
-    got = device_us(c.r, 1, 'blocked') or 0
-    k = round(got / 252)
-    c.ok(abs(got - k * 252) < 0.05 and n - 2 <= k <= n - 1,
-         f'device 1 blocked {got:.3f} us, want 28 or 29 gaps of 252 us')
+    # of the 30 async copies (all queued: the device is held until the host has issued them)
+    # is a 1 us queue gap, a kernel, another: 252 us of queued work held, blocked. The gap
+    # before the last, synchronous copy follows a stream sync: not queued, not blocked.
+    got = device_us(c.r, 1, 'blocked')
+    c.ok(got is not None and abs(got - (n - 1) * 252) < 0.05,
+         f'device 1 blocked {got} us, want 29 gaps of 252 us')
 
 
 def cw_batch(c, text, recs):
@@ -370,15 +382,16 @@ def cw_driver(c, text, recs):
 
 def cw_eventpoll(c, text, recs):
     n, kernel_us = CW_ITERS, 2 * 250.0
-    c.counts(kernels=n, launches=n, host_syncs=n + 1, syncs_poll=n, syncs_implicit=1)
-    c.ok(c.r['counts']['poll_queries'] >= 2 * n, f"{c.r['counts']['poll_queries']} queries")
+    polls = polled(c, n)
+    c.counts(kernels=n, launches=n, host_syncs=polls + 1, syncs_implicit=1)
     c.near_us('compute', n * kernel_us, 1.0, '30 kernels of 2 waves x 250 us')
     s = c.site('cudaEventQuery')
-    c.ok(s['kind'] == 'poll' and s['count'] == n, f"cudaEventQuery {s['kind']} x{s['count']}")
-    c.ok(0 < s['wait_ns'] <= n * kernel_us * 1e3, f"polling waited {s['wait_ns']} ns")
+    c.ok(s['kind'] == 'poll' and s['count'] == polls,
+         f"cudaEventQuery {s['kind']} x{s['count']}")
+    c.ok(0 < s['wait_ns'] <= polls * kernel_us * 1e3, f"polling waited {s['wait_ns']} ns")
     hs = c.us('host_sync')
-    c.ok(hs >= (n - 1) * 4 and abs(hs - s['exposed_ns'] / 1e3) < 1,
-         f'host_sync {hs:.0f} us: the polling waits\' exposure, >= 29 launches of 4 us')
+    c.ok(hs >= (polls - 1) * 4 and abs(hs - s['exposed_ns'] / 1e3) < 1,
+         f'host_sync {hs:.0f} us: the polling waits\' exposure, >= a 4 us launch each')
 
 
 def cw_hostfn(c, text, recs):
@@ -395,14 +408,14 @@ def cw_hostfn(c, text, recs):
     held = sum(h['held_ns'] for h in sites.values()) / 1e3
     c.ok(gaps == n - 1, f'{gaps} gaps held by a host function, want {n - 1}: every kernel after '
          'the first')
-    # Each of them waited for a 300 us function; the first, issued while the host was still
-    # issuing, from its issue on.
-    c.ok(held >= (n - 2) * CW_HOST_US, f'held {held:.0f} us, want >= {(n - 2) * CW_HOST_US}')
+    # Every kernel was queued (the device is held until the host has issued all), each after
+    # the first waited for a 300 us function (and 1 us before and after it): all the idle
+    # time is those gaps, host work by the host functions' sites.
+    c.ok(held >= (n - 1) * (CW_HOST_US + 2), f'held {held:.0f} us, want >= '
+         f'{(n - 1) * (CW_HOST_US + 2)}')
     hw = c.us('host_work')
-    c.ok(held <= hw + 0.5, f'held {held:.0f} us is host work ({hw:.0f} us)')
-    idle = c.window_us - n * 100.0
-    c.ok(abs(hw + c.us('launch_overhead') - idle) < 0.5,
-         'the idle time is host work, but for short starved pieces')
+    c.ok(abs(held - hw) < 0.5, f'held {held:.0f} us is all the host work ({hw:.0f} us)')
+    c.ok(abs(hw - (c.window_us - n * 100.0)) < 0.5, 'the idle time is all host work')
     c.ok('host functions' in text, 'the text report names the host functions')
 
 
@@ -423,33 +436,28 @@ def cw_waitvalue(c, text, recs):
 
 def copies_waits(tmp):
     """The copies and waits of audit/copies_waits.cu, one mode a run."""
-    ku = 'GPUSIM_KERNEL_US'
-    for fn, env in [(cw_peer, {'GPUSIM_DEVICES': '2', ku: 'k_peer=250'}),
+    ku, hold = 'GPUSIM_KERNEL_US', {'GPUSIM_HOLD_US': '200000'}
+    # peer and hostfn need every operation queued before the device starts: it is held
+    for fn, env in [(cw_peer, {'GPUSIM_DEVICES': '2', ku: 'k_peer=250', **hold}),
                     (cw_batch, {}), (cw_driver, {}),
                     (cw_eventpoll, {ku: 'k_poll=250'}),
-                    (cw_hostfn, {ku: 'k_host=100'}),
+                    (cw_hostfn, {ku: 'k_host=100', **hold}),
                     (cw_waitvalue, {ku: 'k_wait=100'})]:
         mode = fn.__name__[3:]
         if ARGS.only and ARGS.only not in ('copies_waits', mode):
             continue
-        errors = []
-        for attempt in range(3):
-            trace = os.path.join(tmp, f'cw-{mode}-{attempt}.trace.zst')
-            why, r, text = profile(ARGS.build, ARGS.report,
-                                   [os.path.join(ARGS.programs, 'audit-copies_waits'), mode],
-                                   trace, env)
-            if why:
-                errors = [why]
-                continue
+        trace = os.path.join(tmp, f'cw-{mode}.trace.zst')
+        why, r, text = profile(ARGS.build, ARGS.report,
+                               [os.path.join(ARGS.programs, 'audit-copies_waits'), mode],
+                               trace, env)
+        if why:
+            errors = [why]
+        else:
             c = Checker(r)
             c.sums_to_one()
             fn(c, text, dump(trace))
             errors = c.errors
-            if not errors:
-                break
-            print(f'  copies_waits {mode} run {attempt + 1}: ' + '; '.join(errors))
-        expect(not errors, f'copies_waits {mode}: ' + ('; '.join(errors) or
-                                                       f'as derived (runs: {attempt + 1})'))
+        expect(not errors, f'copies_waits {mode}: ' + ('; '.join(errors) or 'as derived'))
 
 
 PROGRAMS = [

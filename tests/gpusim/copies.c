@@ -47,17 +47,20 @@ static cudaError_t batch(void *const *dsts, const void *const *srcs, const size_
 			 size_t count, cudaStream_t stream, bool per_thread)
 {
 	enum gw_sim_mem dk, sk;
+	uint64_t issued;
 
 	if (!count || !dsts || !srcs || !sizes)
 		return cudaErrorInvalidValue;
-	/* The bytes move first, then the copies are issued back to back, as one call queues them:
-	 * moving them one at a time, between the copies, would leave the device idle between. */
+	/* The bytes move first, then the copies are issued at one time, back to back, as one
+	 * call queues them: moving them one at a time, between the copies, would leave the
+	 * device idle between. */
 	for (size_t i = 0; i < count; i++) {
 		if (!dsts[i] || !srcs[i] || gw_sim_mem_find(dsts[i], sizes[i], &dk, NULL) < 0 ||
 		    gw_sim_mem_find(srcs[i], sizes[i], &sk, NULL) < 0)
 			return cudaErrorInvalidValue;
 		memmove(dsts[i], srcs[i], sizes[i]);
 	}
+	issued = gw_sim_now_ns();
 	for (size_t i = 0; i < count; i++) {
 		struct gw_sim_copy_req r = {
 			.dst = dsts[i],
@@ -72,6 +75,7 @@ static cudaError_t batch(void *const *dsts, const void *const *srcs, const size_
 			.per_thread = per_thread,
 			.direct = true,
 			.moved = true,
+			.issued_ns = issued,
 		};
 		cudaError_t err = gw_sim_copy(&r);
 

@@ -177,29 +177,6 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolP
 	RT_END(k ? cudaSuccess : cudaErrorInvalidDeviceFunction);
 }
 
-/* Device queries a tool makes from its own thread (the NVML sampler matches devices by uuid):
- * each device's uuid is the one CUPTI's DEVICE record and cudaGetDeviceProperties give. */
-CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
-{
-	if (!gw_sim_device_ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!device || ordinal < 0 || (uint32_t)ordinal >= gw_sim_rt.cfg.devices)
-		return CUDA_ERROR_INVALID_DEVICE;
-	*device = ordinal;
-	return CUDA_SUCCESS;
-}
-
-CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
-{
-	if (!gw_sim_device_ready())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!uuid || dev < 0 || (uint32_t)dev >= gw_sim_rt.cfg.devices)
-		return CUDA_ERROR_INVALID_VALUE;
-	memcpy(uuid->bytes, "gpusim-device-00", 16);
-	uuid->bytes[15] = (char)('0' + dev);
-	return CUDA_SUCCESS;
-}
-
 /* --- entry points by name (cudaGetDriverEntryPoint), as a program without libcuda gets them --- */
 
 /* The driver functions gpusim has, by the name a program asks for (cuda.h's, without the
@@ -273,4 +250,27 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 	(void)flags;
 	(void)cudaVersion; /* the newest form of each: what CUDA 13 gives */
 	return entry_point(symbol, funcPtr, driverStatus);
+}
+
+/* Device queries a tool makes from its own thread (the NVML sampler matches devices by uuid):
+ * each device's uuid the one CUPTI's DEVICE record and cudaGetDeviceProperties give. */
+CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
+{
+	if (!gw_sim_device_ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!device || ordinal < 0 || (uint32_t)ordinal >= gw_sim_config()->devices)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*device = ordinal;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+	if (!gw_sim_device_ready())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!uuid || dev < 0 || (uint32_t)dev >= gw_sim_config()->devices)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(uuid->bytes, "gpusim-device-00", 16);
+	uuid->bytes[15] = (char)('0' + dev); /* as its DEVICE record's */
+	return CUDA_SUCCESS;
 }

@@ -86,7 +86,7 @@ enum gw_sim_op_kind {
 /* One operation placed on the virtual device timeline, as handed to the CUPTI stand-in. */
 struct gw_sim_op {
 	enum gw_sim_op_kind kind;
-	uint64_t queued_ns;
+	uint64_t queued_ns; /* set before gw_sim_enqueue: when its call issued it (0: then) */
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint32_t stream_id;
@@ -113,12 +113,12 @@ struct gw_sim_op {
 	uint8_t dst_kind;
 	bool async;
 	uint32_t value;
-	/* what it uses of the device (kernels: the GPUSIM_KERNEL_DRAM/SM/TENSOR knobs; copies
-	 * and memsets: their rate over the peak) */
-	struct gw_sim_usage usage;
 	/* a copy between two devices: CUPTI's MEMCPY2 record (CUpti_ActivityMemcpyPtoP4) */
 	bool peer;
 	uint32_t src_device, dst_device;
+	/* what it uses of the device (kernels: the GPUSIM_KERNEL_DRAM/SM/TENSOR knobs; copies
+	 * and memsets: their rate over the peak) */
+	struct gw_sim_usage usage;
 };
 
 /* An allocation or release of device, pinned or managed memory. */
@@ -199,11 +199,11 @@ void gw_sim_driver_init(void);
 int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
 /* The context of the calling thread's current device (each device has one). */
 CUcontext gw_sim_context(void);
-/* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
- * keeps the last 65,536 operations' usage (work queued before NVML was loaded counts too). */
-void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 /* Device d's context; the device of a context, or -1 for a handle that is none. */
 CUcontext gw_sim_device_context(unsigned int d);
 int gw_sim_context_device(CUcontext ctx);
+/* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
+ * keeps the last 65,536 operations' usage (work queued before NVML was loaded counts too). */
+void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
 #endif

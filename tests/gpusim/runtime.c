@@ -440,6 +440,7 @@ cudaError_t gw_sim_copy(const struct gw_sim_copy_req *r)
 		dev_src || sk != GW_SIM_MEM_PAGEABLE ? sk : GW_SIM_MEM_PAGEABLE);
 	op.dst_kind = gw_sim_activity_mem_kind(dk);
 	op.async = r->async;
+	op.queued_ns = r->issued_ns;
 	op.blocking = !r->async || pageable;
 	op.correlation_id = gw_sim_correlation();
 	gw_sim_enqueue(s, &op, gw_sim_transfer_ns(bytes, gbps), false);

@@ -204,8 +204,9 @@ struct gw_sim_copy_req {
 	size_t depth;  /* 3D copies only; 0 means 1 */
 	size_t dslice; /* bytes between slices */
 	size_t sslice;
-	bool direct; /* the driver API's own entry point: no nested driver call */
-	bool moved;  /* the bytes were moved already (a batch moves all first) */
+	bool direct;	    /* the driver API's own entry point: no nested driver call */
+	bool moved;	    /* the bytes were moved already (a batch moves all first) */
+	uint64_t issued_ns; /* when the call issued it (a batch issues all at once); 0: now */
 };
 cudaError_t gw_sim_copy(const struct gw_sim_copy_req *r);
 uint64_t gw_sim_transfer_ns(uint64_t bytes, double gbps);

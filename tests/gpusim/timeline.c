@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "runtime.h"
@@ -343,6 +344,11 @@ static void heap_drain(uint64_t now)
 		heap_pop();
 }
 
+static bool blocking(const struct gw_sim_stream *s)
+{
+	return !s->legacy && !(s->flags & cudaStreamNonBlocking);
+}
+
 /* --- the usage log behind the simulated NVML counters (under the lock) --- */
 
 /* In enqueue order: queued_ns never decreases, and max_end_ns (the latest end of this entry
@@ -370,9 +376,11 @@ static inline struct activity_ent *activity_at(uint64_t i)
 
 static void activity_init(void)
 {
-	activity_ring = malloc(ACTIVITY_RING * sizeof(*activity_ring));
-	if (activity_ring)
-		memset(activity_ring, 0, ACTIVITY_RING * sizeof(*activity_ring));
+	/* the kernel maps its pages now (zeroed), with no store of ours to each */
+	void *p = mmap(NULL, ACTIVITY_RING * sizeof(*activity_ring), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	activity_ring = p == MAP_FAILED ? NULL : p;
 }
 
 static void activity_add(const struct gw_sim_op *op)
@@ -504,11 +512,6 @@ void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 		ret->mean.tensor = 1;
 }
 
-static bool blocking(const struct gw_sim_stream *s)
-{
-	return !s->legacy && !(s->flags & cudaStreamNonBlocking);
-}
-
 /* Earliest time an operation on s may start, by stream order and the default-stream rules. */
 static uint64_t ready_after(const struct gw_sim_stream *s)
 {
@@ -611,7 +614,8 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 		pthread_mutex_unlock(&gw_sim_rt.lock);
 		return;
 	}
-	now = gw_sim_now_ns();
+	/* an operation its call issued earlier (a batch's, issued at once) is placed as of then */
+	now = op->queued_ns ? op->queued_ns : gw_sim_now_ns();
 	heap_drain(now);
 	while (launch && gw_sim_rt.n_pending >= gw_sim_rt.cfg.queue_depth) {
 		uint64_t t = gw_sim_rt.pending[0];

@@ -88,6 +88,8 @@ run 0 1 inject -- "$w/dependency_chain" --steps 32 --seqs 2
 run 0 0 -- "$w/multi_stream" --threads 16 --iters 100
 run 0 0 inject -- "$w/multi_stream" --threads 16 --iters 25
 run 0 0 -- "$w/multi_stream" --threads 64 --iters 5
+# the NVML sampler (gpusim's NVML) on its thread every 5 ms, beside 16 launching threads
+GPUSIM_NVML=gpm GPUWHY_SAMPLE_MS=5 run 0 0 -- "$w/multi_stream" --threads 16 --iters 100
 run 0 1 -- "$w/exit_modes" --mode return
 run 9 1 -- "$w/exit_modes" --mode exit --status 9
 run 143 1 -- "$w/exit_modes" --mode sigterm

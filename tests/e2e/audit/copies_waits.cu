@@ -11,7 +11,8 @@
  * of host time a launch. test-report-audit.py derives every expected number from these
  * constants and that model.
  *
- *   peer       GPUSIM_DEVICES=2. On device 0's stream, ITERS times: k_peer (one full wave,
+ *   peer       GPUSIM_DEVICES=2, GPUSIM_HOLD_US (the device starts once the host has issued
+ *              everything). On device 0's stream, ITERS times: k_peer (one full wave,
  *              250 us), then cudaMemcpyPeerAsync of PEER_BYTES to device 1; a stream sync; then
  *              one cudaMemcpyPeer (device 0 to 1) and a device sync. Every copy is a MEMCPY2 on
  *              device 0's stream naming both devices: data transfer on device 0 and on device
@@ -28,11 +29,12 @@
  *   eventpoll  ITERS times: k_poll (2 waves, 500 us), an event recorded after it, then
  *              cudaEventQuery until it answers cudaSuccess (20 us pauses): each loop one polling
  *              wait, host sync, as design.md's rule C.2 makes of a synchronizing call.
- *   hostfn     on a stream, ITERS times: k_host (one wave, 100 us), then a host function that
- *              spins HOST_US = 300 us on the host (cudaLaunchHostFunc, cudaStreamAddCallback and
- *              the driver's cuLaunchHostFunc in turn), all issued at once; a stream sync. Each
- *              kernel after the first was queued behind a host function: the gap before it (the
- *              function's 300 us and more) is host work, by the host function's site.
+ *   hostfn     GPUSIM_HOLD_US. On a stream, ITERS times: k_host (one wave, 100 us), then a host
+ *              function that spins HOST_US = 300 us on the host (cudaLaunchHostFunc,
+ *              cudaStreamAddCallback and the driver's cuLaunchHostFunc in turn), all issued at
+ *              once; a stream sync. Each kernel after the first was queued behind a host
+ *              function: the gap before it (the function's 300 us and more) is host work, by
+ *              the host function's site.
  *   waitvalue  on a stream, ITERS times: k_wait (one wave, 100 us), cuStreamWaitValue32 for
  *              i + 1 on a word of pinned memory, k_wait again (queued behind the wait), then
  *              the host spins HOST_US = 300 us, writes i + 1 and syncs the stream. The second
