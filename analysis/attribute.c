@@ -415,6 +415,7 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	struct gw_analyzer *a = w->a;
 	uint32_t ai = (uint32_t)ops[ni].api;
 	const struct gw_api *api = ai != UINT32_MAX ? &((struct gw_api *)a->apis.data)[ai] : NULL;
+	const struct gw_hold *hold;
 	uint64_t hs, r0, incall, su, gend = g1;
 	int r;
 
@@ -440,8 +441,6 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 	 * the GPU went idle; nearer, which came first is unknown, and the gap goes to the rules
 	 * that do not assume N was waiting. */
 	if (!api || api->end_ns + a->opt.skew_ns <= g0) {
-		const struct gw_hold *hold;
-
 		if (g1 - g0 <= a->opt.queue_ns) {
 			w->res->launch_queued_sm_ns += (double)(g1 - g0) * w->sms;
 			return gap_piece(w, g0, g1, GW_BUCKET_LAUNCH_OVERHEAD);
@@ -457,6 +456,25 @@ static int gap(struct gw_sweep *w, const struct gw_op *ops, size_t ni, uint64_t 
 		if ((r = blocked_add(w, &ops[ni], api, hold, g1 - g0)) < 0)
 			return r;
 		return gap_piece(w, g0, g1, GW_BUCKET_BLOCKED);
+	}
+	/* N was issued behind a host function or a wait for a value after the GPU went idle: from
+	 * its issue on, the GPU had the work and the hold kept it, as in rule 1 (host work by the
+	 * host function's site, or blocked, named by the wait); the rules below judge the time
+	 * before, while N was not yet issued. */
+	if (api &&
+	    (hold = held_by(a, &ops[ni], (size_t)(ops - (const struct gw_op *)a->ops.data) + ni)) &&
+	    api->end_ns < g1) {
+		uint64_t from = api->end_ns > g0 ? api->end_ns : g0;
+
+		if (hold->kind == GW_STREAM_OP_HOST_FUNC) {
+			hostfn_add(w, hold, g1 - from);
+			r = gap_piece(w, from, g1, GW_BUCKET_HOST_WORK);
+		} else if ((r = blocked_add(w, &ops[ni], api, hold, g1 - from)) >= 0) {
+			r = gap_piece(w, from, g1, GW_BUCKET_BLOCKED);
+		}
+		if (r < 0)
+			return r;
+		g1 = from;
 	}
 	/* The device drained at g0: syncs waiting since before then learn their W; a sync that
 	 * issued N itself waits for N too. */

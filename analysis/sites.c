@@ -262,8 +262,10 @@ static int python_site(struct gw_analyzer *a, unsigned trace, const struct gw_st
 			for (unsigned i = 0; i < first; i++)
 				if (rf[i].d.lang == GW_FRAME_NATIVE)
 					inside = (unsigned)rf[i].native_index + 1;
-			if (inside && (r = gw_symbolize_site(t->sym, native, inside, &ns)) < 0)
+			if (inside && (r = gw_symbolize_site(t->sym, native, inside, &ns)) < 0) {
+				gw_site_clear(&ns);
 				goto out;
+			}
 			if (inside && ns.n_frames &&
 			    !framework_frame(ns.file, ns.module, ns.function))
 				site->native = ns.text, ns.text = NULL;

@@ -194,6 +194,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	unlink(path);
+	/* libunwind's pipe made and watched, as the library's start does: a stack checks it */
+	if (cfg.stacks && gw_stacks_init() < 0) {
+		perror("bench-capture-cost: libunwind's pipe");
+		return 1;
+	}
 	atomic_store(&gw_capture_on, true);
 
 	ignored_ns = measure(ignored, n);

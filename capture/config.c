@@ -83,3 +83,18 @@ int gw_config_from_env(struct gw_config *ret, const char **ret_invalid)
 #undef GW_SETTING
 	return r;
 }
+
+unsigned gw_config_invalid(const char **names, unsigned max)
+{
+	struct gw_config scratch;
+	const char *v;
+	unsigned n = 0;
+
+#define GW_SETTING(NAME, kind, field, def, help)                                                   \
+	v = secure_getenv("GPUWHY_" #NAME);                                                        \
+	if (v && GW_PARSE_##kind(v, &scratch.field) < 0 && n < max)                                \
+		names[n++] = "GPUWHY_" #NAME;
+#include "settings.def"
+#undef GW_SETTING
+	return n;
+}

@@ -31,5 +31,9 @@ extern const unsigned gw_settings_count;
  */
 int gw_config_from_env(struct gw_config *ret, const char **ret_invalid);
 
+/* The names of every setting set to a value it cannot parse (at most max of them, into names);
+ * returns how many. */
+unsigned gw_config_invalid(const char **names, unsigned max);
+
 /* Parses a boolean setting: 1/0, yes/no, true/false, on/off (any case). -EINVAL otherwise. */
 int gw_parse_bool(const char *text, bool *ret);

@@ -51,3 +51,17 @@ int gw_output_pattern_glob(const char *pattern, char *out, size_t size);
  * (-EEXIST, -ELOOP, -EACCES, ...).
  */
 int gw_output_open(const char *path);
+
+/*
+ * The trace path of a later image of the same process (after exec, which keeps the pid): path
+ * with "-execN" before its ".trace.zst" or ".zst" ending (else at its end), into out. Returns
+ * the length or -ENAMETOOLONG.
+ */
+int gw_output_exec_path(char *out, size_t size, const char *path, unsigned n);
+
+/*
+ * Whether the trace at path was written by an earlier image of this very process: its header's
+ * pid is pid and it started no earlier than the process did (a stale file of an earlier
+ * process that had the same pid started before). False when it cannot be read.
+ */
+bool gw_output_is_earlier_image(const char *path, pid_t pid);

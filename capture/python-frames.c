@@ -604,6 +604,39 @@ static void emit_pycode(bool safe, uint64_t id, uint64_t filename, uint64_t name
 	gw_emit(GW_REC_PYCODE, &rec);
 }
 
+/*
+ * Code ids already seen, by key: a direct-mapped cache in front of the intern table, so that a
+ * frame of a code object seen before costs a few loads. An entry is two words, the key and the
+ * id, written as a seqlock whose sequence is the key: the writer clears the key, writes the
+ * id, then the key; a reader takes the id only when it read the same key before and after it.
+ */
+#define CODE_CACHE_SLOTS 1024
+static struct {
+	_Atomic uint64_t key, id;
+} code_cache[CODE_CACHE_SLOTS];
+
+static uint64_t cached_code_id(uint64_t key)
+{
+	typeof(code_cache[0]) *e = &code_cache[(key ^ key >> 21) & (CODE_CACHE_SLOTS - 1)];
+	uint64_t id;
+
+	if (atomic_load_explicit(&e->key, memory_order_acquire) != key)
+		return 0;
+	id = atomic_load_explicit(&e->id, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	return atomic_load_explicit(&e->key, memory_order_relaxed) == key ? id : 0;
+}
+
+static void cache_code_id(uint64_t key, uint64_t id)
+{
+	typeof(code_cache[0]) *e = &code_cache[(key ^ key >> 21) & (CODE_CACHE_SLOTS - 1)];
+
+	atomic_store_explicit(&e->key, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&e->id, id, memory_order_relaxed);
+	atomic_store_explicit(&e->key, key, memory_order_release);
+}
+
 /* The id of a code object (checked to be one), its PYCODE record emitted the first time.
  * The key names the objects the code holds as well as its address: a code object freed and
  * another made at its address is a new key, never the old one's frames. */
@@ -622,15 +655,20 @@ static uint64_t code_id(bool safe, uint64_t code, struct walk *w)
 		w->refused = "a code object cannot be read";
 		return 0;
 	}
-	key = gw_hash_bytes(GW_HASH_SEED, &code, sizeof(code));
-	key = (key ^ filename) * 0x9e3779b97f4a7c15ull;
-	key = (key ^ name) * 0x9e3779b97f4a7c15ull;
-	key = (key ^ linetable) * 0x9e3779b97f4a7c15ull;
-	key = (key ^ (uint32_t)first_line) * 0x9e3779b97f4a7c15ull;
+	/* products of independent terms, not a chain: the walk is a chain of loads already */
+	key = ((code ^ GW_HASH_SEED) * 0x9e3779b97f4a7c15ull) ^
+	      ((filename ^ (uint64_t)(uint32_t)first_line << 32) * 0xc2b2ae3d27d4eb4full) ^
+	      (name * 0x165667b19e3779f9ull) ^ (linetable * 0xd6e8feb86659fd93ull);
+	key = (key ^ key >> 32) * 0x9e3779b97f4a7c15ull;
 	key ^= key >> 29;
+	key |= 1;
+	if ((id = cached_code_id(key)))
+		return id;
 	id = gw_intern_pycode(key, &fresh);
 	if (fresh)
 		emit_pycode(safe, id, filename, name, linetable, first_line);
+	if (id)
+		cache_code_id(key, id);
 	return id;
 }
 
@@ -831,6 +869,8 @@ void gw_python_fork_child(void)
 
 	atomic_store(&py.lost, 0);
 	atomic_store(&py.probing, false);
+	for (unsigned i = 0; i < CODE_CACHE_SLOTS; i++)
+		atomic_store(&code_cache[i].key, 0);
 	/* The child's trace states again what its parent's said. */
 	if (st == PY_ACTIVE)
 		atomic_store(&py.state, PY_PROBATION);

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /* The trace writer: per-thread single-producer rings drained by one thread into zstd frames. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/close_range.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 
 #include "gpuwhy/trace-codec.h"
 #include "clock.h"
+#include "descriptors.h"
 #include "trace-writer.h"
 
 #define GW_DEFAULT_FLUSH_NS   (250ull * 1000 * 1000)
@@ -40,6 +46,8 @@
 
 enum { GW_SLOT_FREE, GW_SLOT_ACTIVE, GW_SLOT_RETIRED };
 enum { GW_W_NONE, GW_W_RUNNING, GW_W_STOPPING };
+/* Where the writer thread's descriptor lives, as it reports to the starting thread. */
+enum { GW_FD_PENDING, GW_FD_PRIVATE, GW_FD_SHARED };
 
 /* One thread's ring. head belongs to the producer, tail to the writer: separate cache lines. */
 struct gw_thread_buf {
@@ -63,6 +71,10 @@ static struct {
 	_Atomic int state;
 	_Atomic uint32_t gen; /* bumped by start and fork: invalidates threads' buffer pointers */
 	int fd;
+	struct gw_fd_id fd_id;	   /* the file fd was opened on */
+	char path[PATH_MAX];	   /* to reopen it when fd is shared and the program took it */
+	_Atomic uint32_t fd_table; /* futex: GW_FD_* */
+	bool reopen_note;	   /* a NOTE about a reopen is due in the next frame */
 
 	/* the pool: slot array then the rings, one mapping kept across stop/start */
 	uint8_t *pool;
@@ -93,6 +105,8 @@ static struct {
 
 	_Atomic uint64_t st_records, st_bytes, st_frames, st_write_drops, st_buffer_drops;
 	_Atomic uint64_t st_source_drops; /* DROPS records emitted by others (CUPTI's losses) */
+	unsigned st_reopened;
+	bool st_private, st_lost, st_removed;
 } w = {.fd = -1};
 
 static pthread_mutex_t ctl_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -294,6 +308,48 @@ static int write_all(int fd, const uint8_t *p, size_t n)
 	return 0;
 }
 
+/* The descriptor is in the process's table (no table of its own) and the program closed it,
+ * or its number is another file now: the trace file is opened again, appending, if it is the
+ * same file still. The old number is never closed: it is the program's. */
+static int reopen_trace(void)
+{
+	struct gw_fd_id id;
+	int fd;
+
+	if (!w.path[0])
+		return -EBADF;
+	fd = open(w.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (gw_fd_identify(fd, &id) < 0 || id.dev != w.fd_id.dev || id.ino != w.fd_id.ino) {
+		close(fd);
+		return -ENOENT;
+	}
+	fd = gw_fd_move_high(fd);
+	if (fd < 0)
+		return fd;
+	w.fd = fd;
+	w.st_reopened++;
+	w.reopen_note = true;
+	return 0;
+}
+
+/* Every write of the file: a shared descriptor is checked first, as the program may have
+ * closed it and opened a file of its own under the same number. */
+static int write_out(const uint8_t *p, size_t n)
+{
+	int r;
+
+	if (atomic_load(&w.fd_table) != GW_FD_PRIVATE && !gw_fd_is(w.fd, &w.fd_id)) {
+		r = reopen_trace();
+		if (r < 0) {
+			w.st_lost = true;
+			return r;
+		}
+	}
+	return write_all(w.fd, p, n);
+}
+
 static uint64_t total_buffer_drops(void)
 {
 	uint64_t n = atomic_load(&w.lost_other);
@@ -327,6 +383,28 @@ static void add_drops_record(void)
 	add_record(GW_REC_DROPS, &d);
 }
 
+/* The frame about to be written says that the descriptor was reopened (into the frame's slack:
+ * ending a frame here would recurse). */
+static void add_reopen_note(void)
+{
+	static const char text[] = "the program closed the trace's descriptor or put a file of its "
+				   "own under its number; gpuwhy reopened the trace and wrote "
+				   "nothing there";
+	struct gw_rec_note note = {
+		.time_ns = gw_now_ns(),
+		.level = GW_NOTE_INFO,
+		.text = {(const uint8_t *)text, sizeof(text) - 1},
+	};
+	int n = gw_encode_record(&w.codec, GW_REC_NOTE, &note, w.frame + w.frame_len,
+				 w.frame_cap - w.frame_len);
+
+	if (n > 0) {
+		w.frame_len += (size_t)n;
+		w.frame_records++;
+		w.reopen_note = false;
+	}
+}
+
 static void end_frame(void)
 {
 	size_t z;
@@ -335,12 +413,20 @@ static void end_frame(void)
 	add_drops_record();
 	if (!w.frame_len)
 		return;
+	/* the descriptor checked (and reopened) before compressing, so the frame can say so */
+	if (!w.write_err && atomic_load(&w.fd_table) != GW_FD_PRIVATE &&
+	    !gw_fd_is(w.fd, &w.fd_id) && (r = reopen_trace()) < 0) {
+		w.st_lost = true;
+		w.write_err = r;
+	}
+	if (w.reopen_note)
+		add_reopen_note();
 	if (w.write_err) {
 		atomic_fetch_add(&w.st_write_drops, w.frame_records);
 		goto reset;
 	}
 	z = ZSTD_compress2(w.cctx, w.zbuf, w.zcap, w.frame, w.frame_len);
-	r = ZSTD_isError(z) ? -ENOMEM : write_all(w.fd, w.zbuf, z);
+	r = ZSTD_isError(z) ? -ENOMEM : write_out(w.zbuf, z);
 	if (r < 0) {
 		w.write_err = r;
 		atomic_fetch_add(&w.st_write_drops, w.frame_records);
@@ -467,6 +553,61 @@ static void add_footer(void)
 		w.frame_len += (size_t)n;
 }
 
+/* Closes, in this thread's own table, every descriptor but keep (and the directory listing
+ * them): where close_range cannot (a kernel before 5.9). */
+static int close_all_but(int keep)
+{
+	DIR *d = opendir("/proc/thread-self/fd");
+	struct dirent *e;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+
+		if (e->d_name[0] != '.' && fd != keep && fd != dirfd(d))
+			close(fd);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * Gives the calling thread (the writer) a descriptor table of its own that holds keep alone. A
+ * copy of the program's other descriptors must not stay there: a pipe's write end held open
+ * by it would keep the program's reader from ever seeing the end of the pipe.
+ */
+static int make_private_fd_table(int keep)
+{
+	if (keep <= 0)
+		return -EINVAL;
+	if (syscall(SYS_close_range, 0u, (unsigned)keep - 1, CLOSE_RANGE_UNSHARE) == 0) {
+		syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u);
+		return 0;
+	}
+	if (unshare(CLONE_FILES) < 0)
+		return -errno;
+	if (close_all_but(keep) < 0) {
+		/* no listing: every number up to the limit */
+		for (int fd = 0, max = (int)sysconf(_SC_OPEN_MAX); fd < max && fd < (1 << 20); fd++)
+			if (fd != keep)
+				close(fd);
+	}
+	return 0;
+}
+
+/* At the end, in the writer thread: whether the file still has a name, and the descriptor
+ * closed (a shared one only when it is still the trace's). */
+static void close_trace(void)
+{
+	struct stat st;
+	bool ours = atomic_load(&w.fd_table) == GW_FD_PRIVATE || gw_fd_is(w.fd, &w.fd_id);
+
+	w.st_removed = ours && fstat(w.fd, &st) == 0 && st.st_nlink == 0;
+	if (ours && atomic_load(&w.fd_table) == GW_FD_PRIVATE)
+		close(w.fd);
+}
+
 static void *writer_main(void *arg)
 {
 	uint64_t next_flush = gw_now_ns() + w.flush_ns, idle_sleep = GW_IDLE_SLEEP_MIN_NS;
@@ -474,6 +615,8 @@ static void *writer_main(void *arg)
 	bool retired;
 
 	(void)arg;
+	atomic_store(&w.fd_table, make_private_fd_table(w.fd) == 0 ? GW_FD_PRIVATE : GW_FD_SHARED);
+	futex_wake(&w.fd_table);
 	for (;;) {
 		uint32_t wake = atomic_load(&w.wake), req = atomic_load(&w.flush_req);
 		int state = atomic_load(&w.state);
@@ -526,6 +669,7 @@ static void *writer_main(void *arg)
 	if (w.stop_clean)
 		add_footer();
 	end_frame();
+	close_trace();
 	atomic_store(&w.flush_done, atomic_load(&w.flush_req));
 	futex_wake(&w.flush_done);
 	return NULL;
@@ -602,7 +746,7 @@ static int write_file_header(const struct gw_rec_header *hdr)
 	memcpy(buf + 4, &content, 4);
 	memcpy(buf + 8, GW_FILE_MAGIC, GW_FILE_MAGIC_LEN);
 	memcpy(buf + 16, &version, 4);
-	r = write_all(w.fd, buf, 20 + (size_t)n);
+	r = write_out(buf, 20 + (size_t)n);
 	if (r == 0)
 		atomic_fetch_add(&w.st_bytes, 20 + (uint64_t)n);
 out:
@@ -617,7 +761,9 @@ static void release_resources(void)
 	free(w.frame);
 	free(w.zbuf);
 	w.frame = w.zbuf = NULL;
-	if (w.fd >= 0)
+	/* a private descriptor was closed by the writer thread; a shared one is closed only while
+	 * it is still the trace's: its number may be the program's file now */
+	if (w.fd >= 0 && atomic_load(&w.fd_table) != GW_FD_PRIVATE && gw_fd_is(w.fd, &w.fd_id))
 		close(w.fd);
 	w.fd = -1;
 }
@@ -637,6 +783,17 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 		return -EBUSY;
 	}
 	w.fd = opt->fd;
+	atomic_store(&w.fd_table, GW_FD_PENDING);
+	if (gw_fd_identify(w.fd, &w.fd_id) < 0) {
+		r = -EBADF;
+		goto fail;
+	}
+	w.path[0] = '\0';
+	if (opt->path && strlen(opt->path) < sizeof(w.path))
+		strcpy(w.path, opt->path);
+	w.st_reopened = 0;
+	w.st_private = w.st_lost = w.st_removed = false;
+	w.reopen_note = false;
 	buf_bytes = opt->thread_buffer_bytes ? opt->thread_buffer_bytes : GW_DEFAULT_THREAD_BUF;
 	frame_bytes = opt->frame_bytes ? opt->frame_bytes : GW_DEFAULT_FRAME;
 	nslots = opt->max_threads ? opt->max_threads : GW_DEFAULT_THREADS;
@@ -692,6 +849,12 @@ int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_hea
 		atomic_store(&w.state, GW_W_NONE);
 		goto fail;
 	}
+	/* The writer thread has its own copy of the descriptor now, or keeps using this one. */
+	while (atomic_load(&w.fd_table) == GW_FD_PENDING)
+		futex_wait(&w.fd_table, GW_FD_PENDING, 100000000ull);
+	w.st_private = atomic_load(&w.fd_table) == GW_FD_PRIVATE;
+	if (w.st_private)
+		close(w.fd);
 	pthread_mutex_unlock(&ctl_lock);
 	return 0;
 
@@ -769,7 +932,9 @@ void gw_writer_atfork_child(void)
 	if (atomic_load(&w.state) == GW_W_NONE)
 		return;
 	atomic_store(&w.state, GW_W_NONE);
-	if (w.fd >= 0)
+	/* the parent's descriptor: in this process's table only when it was not the writer
+	 * thread's own (a fork copies the forking thread's table) */
+	if (w.fd >= 0 && atomic_load(&w.fd_table) != GW_FD_PRIVATE && gw_fd_is(w.fd, &w.fd_id))
 		close(w.fd);
 	w.fd = -1;
 	/* the compression context and frame buffers are abandoned: freeing could take malloc's
@@ -783,6 +948,10 @@ void gw_writer_get_stats(struct gw_writer_stats *ret)
 	ret->records = atomic_load(&w.st_records);
 	ret->bytes_written = atomic_load(&w.st_bytes);
 	ret->frames = atomic_load(&w.st_frames);
+	ret->reopened = w.st_reopened;
+	ret->private_fd = w.st_private;
+	ret->descriptor_lost = w.st_lost;
+	ret->removed = w.st_removed;
 	ret->dropped = atomic_load(&w.st_write_drops) + atomic_load(&w.st_buffer_drops) +
 		       atomic_load(&w.st_source_drops);
 	if (atomic_load(&w.state) == GW_W_RUNNING)

@@ -10,6 +10,7 @@
 
 struct gw_writer_options {
 	int fd;			    /* already opened output file; the writer owns it after start */
+	const char *path;	    /* its path, to reopen it if the program takes fd (or NULL) */
 	uint64_t flush_interval_ns; /* a frame at least this often; 0 = 250 ms */
 	size_t thread_buffer_bytes; /* per-thread ring, rounded up to a power of two; 0 = 1 MiB */
 	size_t frame_bytes;	    /* encoded bytes that end a frame; 0 = 1 MiB, at most 32 MiB */
@@ -22,6 +23,15 @@ struct gw_writer_options {
  * maps the buffer pool and starts the writer thread with all signals blocked. The fd is the
  * writer's from then on, even when this fails after taking it. Returns 0, -EBUSY when a writer
  * is running, -EINVAL for a bad option, or the -errno of what failed.
+ *
+ * The writer thread keeps the file in a descriptor table of its own (close_range's
+ * CLOSE_RANGE_UNSHARE, or unshare(CLONE_FILES)), holding nothing else, and fd is closed in the
+ * process's table: the program can neither close nor reuse the trace's descriptor, fork
+ * children and exec'd images do not inherit it. Where the kernel or a seccomp filter refuses
+ * (the stats say which), fd stays in the process's table and is checked (device and inode)
+ * before every write: a descriptor the program closed or took over is never written to; the
+ * file is reopened from path (O_APPEND, the same inode only), else writing stops and the
+ * records that follow are counted as dropped.
  */
 int gw_writer_start(const struct gw_writer_options *opt, const struct gw_rec_header *hdr);
 
@@ -64,6 +74,10 @@ struct gw_writer_stats {
 	uint64_t bytes_written; /* file bytes, header included */
 	uint64_t dropped;	/* records lost: buffers, writes, and emitted DROPS records */
 	uint64_t frames;	/* data frames written */
+	unsigned reopened;    /* times the program took the descriptor and the file was reopened */
+	bool private_fd;      /* the descriptor lived in the writer thread's own table */
+	bool descriptor_lost; /* the program took the descriptor; the file could not be reopened */
+	bool removed;	      /* at stop, the file had no name left (its directory was removed) */
 };
 
 /* Totals of the running writer, or of the last one stopped. Any thread. */

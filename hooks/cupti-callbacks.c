@@ -614,7 +614,9 @@ static void record(struct call_stack *cs, CUpti_CallbackDomain domain, CUpti_Cal
 			&gw_cupti_launches,
 			atomic_load_explicit(&gw_cupti_launches, memory_order_relaxed) + 1,
 			memory_order_relaxed);
-	if (stack)
+	/* A host function or a wait for a value is named by its site when it holds work (few
+	 * calls; cudaStreamWaitEvent, of the same category and frequent, has no STREAM_OP). */
+	if (stack || (so.kind && gw_stacks_enabled()))
 		r.stack_id = gw_stack_capture();
 	gw_emit(GW_REC_API, &r);
 	/* A host function or a wait for a value: which stream it holds, by CUPTI's id for it. */

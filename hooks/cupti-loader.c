@@ -71,13 +71,24 @@ static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
+/* A dlopen that failed for want of a file descriptor (its message is all dlopen says), and
+ * the path it was for: without one, every candidate fails, and "none found" would mislead. */
+static char no_fd_path[4096], last_error[1024];
+
 static void *try_open(const char *path)
 {
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	const char *err;
 
-	if (h)
+	if (h) {
 		snprintf(gw_cupti_path, sizeof(gw_cupti_path), "%s", path);
-	return h;
+		return h;
+	}
+	err = dlerror();
+	snprintf(last_error, sizeof(last_error), "%s", err ? err : "unknown error");
+	if (err && (strstr(err, strerror(EMFILE)) || strstr(err, strerror(ENFILE))))
+		snprintf(no_fd_path, sizeof(no_fd_path), "%s", path);
+	return NULL;
 }
 
 static void *search(const char *explicit_path, char *why, size_t why_size)
@@ -86,9 +97,11 @@ static void *search(const char *explicit_path, char *why, size_t why_size)
 	char path[4096 + 64];
 	void *h;
 
+	no_fd_path[0] = '\0';
 	if (explicit_path) {
 		if (!(h = try_open(explicit_path)))
-			snprintf(why, why_size, "cannot load %s: %s", explicit_path, dlerror());
+			snprintf(why, why_size, "cannot load %s: %s%s", explicit_path, last_error,
+				 no_fd_path[0] ? " (no file descriptor left)" : "");
 		return h;
 	}
 
@@ -134,7 +147,13 @@ static void *search(const char *explicit_path, char *why, size_t why_size)
 			if ((h = try_open(fixed[i])))
 				return h;
 	}
-	snprintf(why, why_size, "no libcupti found (set GPUWHY_CUPTI_PATH)");
+	if (no_fd_path[0])
+		snprintf(why, why_size,
+			 "cannot load libcupti: too many open files (no file descriptor left to "
+			 "open %s; the program uses all its RLIMIT_NOFILE allows)",
+			 no_fd_path);
+	else
+		snprintf(why, why_size, "no libcupti found (set GPUWHY_CUPTI_PATH)");
 	return NULL;
 }
 

@@ -3,15 +3,39 @@
  * InitializeInjectionNvtx2, and the CUPTI calls of another client in the process, which it
  * interposes to say what they take. */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "lifecycle.h"
 #include "nvtx.h"
 #include "subscriber.h"
 
+#define EXPORT __attribute__((visibility("default")))
+
+/* The C library's exec family, found once in the constructor: an exec may come from a fork
+ * child of a threaded program, where dlsym could wait on a lock no thread will release. */
+#define EXEC_FUNCTIONS(X)                                                                          \
+	X(execve, int, (const char *, char *const[], char *const[]))                               \
+	X(execv, int, (const char *, char *const[]))                                               \
+	X(execvp, int, (const char *, char *const[]))                                              \
+	X(execvpe, int, (const char *, char *const[], char *const[]))                              \
+	X(fexecve, int, (int, char *const[], char *const[]))                                       \
+	X(execveat, int, (int, const char *, char *const[], char *const[], int))
+#define EXEC_POINTER(name, ret, args) static ret(*real_##name) args;
+EXEC_FUNCTIONS(EXEC_POINTER)
+#undef EXEC_POINTER
+
 __attribute__((constructor)) static void preload_init(void)
 {
+#define EXEC_RESOLVE(name, ret, args) real_##name = (ret(*) args)dlsym(RTLD_NEXT, #name);
+	EXEC_FUNCTIONS(EXEC_RESOLVE)
+#undef EXEC_RESOLVE
 	gw_lifecycle_preload();
 }
 
@@ -68,8 +92,6 @@ static void *next_of(const char *name)
 	return f ? f : gw_cupti_symbol(name);
 }
 
-#define EXPORT __attribute__((visibility("default")))
-
 EXPORT CUptiResult CUPTIAPI
 cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
 			       CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
@@ -108,4 +130,161 @@ EXPORT CUptiResult CUPTIAPI cuptiFinalize(void)
 
 	gw_cupti_foreign_call(GW_FOREIGN_FINALIZE, caller_of(__builtin_return_address(0)));
 	return next ? next() : CUPTI_ERROR_NOT_INITIALIZED;
+}
+
+/*
+ * exec without fork (a launcher script that checks CUDA, then execs the training): the image's
+ * trace is closed first, as at exit, so its records are not lost with its threads, and the
+ * next image writes a trace of its own (lifecycle.h). Preloaded, these come before the C
+ * library's; they pass every call on unchanged.
+ */
+#define EXEC_CALL(name, ...)                                                                       \
+	do {                                                                                       \
+		int r_, e_;                                                                        \
+		if (!real_##name) {                                                                \
+			errno = ENOSYS;                                                            \
+			return -1;                                                                 \
+		}                                                                                  \
+		r_ = real_##name(__VA_ARGS__);                                                     \
+		e_ = errno;                                                                        \
+		gw_lifecycle_exec_failed(e_);                                                      \
+		errno = e_;                                                                        \
+		return r_;                                                                         \
+	} while (0)
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	gw_lifecycle_before_exec(path, false, -1);
+	EXEC_CALL(execve, path, argv, envp);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	gw_lifecycle_before_exec(path, false, -1);
+	EXEC_CALL(execv, path, argv);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	gw_lifecycle_before_exec(file, true, -1);
+	EXEC_CALL(execvp, file, argv);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	gw_lifecycle_before_exec(file, true, -1);
+	EXEC_CALL(execvpe, file, argv, envp);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	gw_lifecycle_before_exec(NULL, false, fd);
+	EXEC_CALL(fexecve, fd, argv, envp);
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	int fd;
+
+	if (!*path) { /* AT_EMPTY_PATH: the descriptor itself */
+		gw_lifecycle_before_exec(NULL, false, dirfd);
+	} else if ((fd = openat(dirfd, path, O_PATH | O_CLOEXEC)) >= 0) {
+		gw_lifecycle_before_exec(path[0] == '/' || dirfd == AT_FDCWD ? path : NULL, false,
+					 path[0] == '/' || dirfd == AT_FDCWD ? -1 : fd);
+		close(fd);
+	}
+	EXEC_CALL(execveat, dirfd, path, argv, envp, flags);
+}
+
+/* The list forms, as the C library builds them: the arguments up to the NULL, into an array
+ * on the stack (an exec may follow a fork in a threaded program: no malloc), or mapped when
+ * there are very many. */
+#define EXEC_LIST_MAX 4096
+
+static char **list_argv(const char *arg0, va_list *ap, char **stack, size_t *ret_mapped)
+{
+	va_list count;
+	size_t n = 1;
+	char **argv = stack;
+
+	va_copy(count, *ap);
+	while (va_arg(count, char *))
+		n++;
+	va_end(count);
+	*ret_mapped = 0;
+	if (n + 1 > EXEC_LIST_MAX) {
+		size_t bytes = (n + 1) * sizeof(char *);
+		void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
+
+		if (m == MAP_FAILED)
+			return NULL;
+		argv = m;
+		*ret_mapped = bytes;
+	}
+	argv[0] = (char *)arg0;
+	for (size_t i = 1; i <= n; i++)
+		argv[i] = va_arg(*ap, char *);
+	return argv;
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *stack[EXEC_LIST_MAX], **argv;
+	size_t mapped;
+	va_list ap;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = list_argv(arg, &ap, stack, &mapped);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execv(path, argv);
+	e = errno;
+	if (mapped)
+		munmap(argv, mapped);
+	errno = e;
+	return r;
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char *stack[EXEC_LIST_MAX], **argv;
+	size_t mapped;
+	va_list ap;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = list_argv(arg, &ap, stack, &mapped);
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execvp(file, argv);
+	e = errno;
+	if (mapped)
+		munmap(argv, mapped);
+	errno = e;
+	return r;
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *stack[EXEC_LIST_MAX], **argv, *const *envp;
+	size_t mapped;
+	va_list ap;
+	int r, e;
+
+	va_start(ap, arg);
+	argv = list_argv(arg, &ap, stack, &mapped);
+	envp = va_arg(ap, char *const *); /* after the NULL that ends the arguments */
+	va_end(ap);
+	if (!argv)
+		return -1;
+	r = execve(path, argv, envp);
+	e = errno;
+	if (mapped)
+		munmap(argv, mapped);
+	errno = e;
+	return r;
 }

@@ -26,10 +26,12 @@
 #include "capture-state.h"
 #include "clock.h"
 #include "config.h"
+#include "descriptors.h"
 #include "intern.h"
 #include "modules.h"
 #include "output-path.h"
 #include "python-frames.h"
+#include "stacks.h"
 #include "trace-writer.h"
 
 /* Host records reach the file within this (CUPTI's buffers are flushed as often, but CUPTI
@@ -61,23 +63,46 @@ static _Atomic bool child_pending; /* fork child of a capturing parent, no trace
  * child's, whether or not the parent was capturing when it forked. */
 static pid_t loaded_pid;
 static bool exit_registered;
+static uint64_t hdr_start_ns; /* the trace's start (its header), for times in the lines */
 static bool in_constructor;
 static _Atomic bool exit_pending; /* atexit to register at the first event, after main began */
 static char trace_path[PATH_MAX];
-static int trace_fd = -1; /* owned by the writer; only fstat'ed here */
+static pid_t trace_pid;	   /* the process whose trace is open (a vfork child shares memory) */
+static bool ended_by_exec; /* the trace was closed for an exec that then failed */
 static struct sigaction previous_term, previous_int;
+/* The standard error the program had when the library loaded: gpuwhy's lines go there only.
+ * A program started with it closed (`prog 2>&-`) may open a file that takes number 2 later;
+ * that file is the program's, and gpuwhy never writes into it. */
+static struct gw_fd_id stderr_at_load;
+static bool stderr_known, stderr_checked;
+/* Which invalid settings were warned about, inherited by child processes and exec'd images so
+ * that a wrapper script and the program it starts do not both say it. */
+#define WARNED_VAR "GPUWHY_WARNED"
 
 static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void at_exit(void);
 static bool wake(void);
 static void thread_first_event(void);
 
+static void remember_stderr(void)
+{
+	if (stderr_checked)
+		return;
+	stderr_checked = true;
+	stderr_known = gw_fd_identify(STDERR_FILENO, &stderr_at_load) == 0;
+}
+
 /* One line on stderr; only at start, at exit and on failures, never on the event path. */
 static void say(const char *fmt, ...)
 {
 	char line[1024];
 	va_list ap;
-	int n = snprintf(line, sizeof(line), "gpuwhy: ");
+	int n;
+
+	remember_stderr();
+	if (!stderr_known || !gw_fd_is(STDERR_FILENO, &stderr_at_load))
+		return;
+	n = snprintf(line, sizeof(line), "gpuwhy: ");
 
 	va_start(ap, fmt);
 	n += vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
@@ -95,21 +120,58 @@ static void say(const char *fmt, ...)
 			say(__VA_ARGS__);                                                          \
 	} while (0)
 
+/* NAME=hash of the value, the token GPUWHY_WARNED keeps for a warning given. */
+static void warned_token(char *buf, size_t size, const char *name, const char *value)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const char *p = value; *p; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	snprintf(buf, size, "%s=%08x", name + sizeof("GPUWHY_") - 1, h);
+}
+
+/* Each invalid setting once per process tree: the first process that loads the library says
+ * it, and its children and exec'd images inherit that it was said. */
+static void warn_invalid_settings(void)
+{
+	const char *invalid[32];
+	unsigned n = gw_config_invalid(invalid, sizeof(invalid) / sizeof(invalid[0]));
+	static char list[1024];
+
+	for (unsigned i = 0; i < n; i++) {
+		const char *value = secure_getenv(invalid[i]), *old = secure_getenv(WARNED_VAR);
+		char token[64];
+		size_t len;
+
+		warned_token(token, sizeof(token), invalid[i], value ? value : "");
+		len = strlen(token);
+		if (old) {
+			const char *p = old;
+
+			while ((p = strstr(p, token)) &&
+			       !((p == old || p[-1] == ',') && (p[len] == ',' || !p[len])))
+				p += len;
+			if (p)
+				continue;
+		}
+		say("ignoring invalid %s=%s", invalid[i], value ? value : "");
+		if (snprintf(list, sizeof(list), "%s%s%s", old ? old : "", old ? "," : "", token) <
+		    (int)sizeof(list))
+			setenv(WARNED_VAR, list, 1);
+	}
+}
+
 static void load_config(void)
 {
-	const char *invalid = NULL;
-	int r;
-
 	if (config_loaded)
 		return;
 	config_loaded = true;
 	gw_lifecycle =
 		(struct gw_lifecycle_hooks){.wake = wake, .thread_first_event = thread_first_event};
-	r = gw_config_from_env(&config, &invalid);
+	if (gw_config_from_env(&config, NULL) < 0)
+		warn_invalid_settings();
 	gw_stacks_on = config.stacks;
 	gw_python_configure(config.python, config.python_layout);
-	if (r < 0)
-		say("ignoring invalid %s=%s", invalid, secure_getenv(invalid));
 }
 
 /* A thread's first event: the exit handler the constructor could not register is due now
@@ -134,7 +196,7 @@ static void note(unsigned level, const char *text)
 /* SIGXFSZ from a write past RLIMIT_FSIZE would kill the application by default: gpuwhy's own
  * writes run with it blocked, and a SIGXFSZ they raised is consumed, so the write just fails
  * with EFBIG. The application's disposition still applies to its own writes. */
-static int stop_writer(bool clean)
+static int stop_writer(bool clean, uint64_t footer_flags)
 {
 	struct timespec zero = {0, 0};
 	sigset_t xfsz, old, pending;
@@ -146,7 +208,7 @@ static int stop_writer(bool clean)
 	sigpending(&pending);
 	was_pending = sigismember(&pending, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-	r = gw_writer_stop(clean, 0);
+	r = gw_writer_stop(clean, footer_flags);
 	sigpending(&pending);
 	if (!was_pending && sigismember(&pending, SIGXFSZ))
 		sigtimedwait(&xfsz, NULL, &zero);
@@ -154,11 +216,11 @@ static int stop_writer(bool clean)
 	return r;
 }
 
-static void at_exit(void)
+/* The end of this image's trace: at exit, or before an exec (footer_flags GW_FOOTER_EXEC). */
+static void finish(uint64_t footer_flags)
 {
 	struct gw_writer_stats stats;
-	struct stat st;
-	bool removed;
+	uint64_t stopped_ns;
 	int r;
 
 	if (!writer_running)
@@ -186,20 +248,33 @@ static void at_exit(void)
 		debug(1, "%s", joins);
 	}
 	gw_cupti_set_activity(false);
-	/* Writes to a file unlinked under us (its directory removed) all succeed: without this
-	 * check the run would end saying where a trace is that nobody can read. */
-	removed = fstat(trace_fd, &st) == 0 && st.st_nlink == 0;
-	r = stop_writer(true);
+	r = stop_writer(true, footer_flags);
 	writer_running = false;
 	gw_writer_get_stats(&stats);
-	if (r < 0)
+	if (gw_stacks_stopped(&stopped_ns))
+		say("call stacks stopped %.3f s into the run: the program closed or reused the "
+		    "descriptors of libunwind's memory check (a NOTE in %s says so)",
+		    (double)(stopped_ns - hdr_start_ns) / 1e9, trace_path);
+	if (stats.descriptor_lost)
+		say("the program closed the descriptor of %s, or put a file of its own under its "
+		    "number, and the file could not be reopened: nothing was written into the "
+		    "program's file; the trace ends there (%llu records dropped)",
+		    trace_path, (unsigned long long)stats.dropped);
+	else if (r < 0)
 		say("writing %s failed (%s): the trace ends early", trace_path, strerror(-r));
-	if (removed)
+	/* Writes to a file unlinked under us (its directory removed) all succeed: without this
+	 * check the run would end saying where a trace is that nobody can read. */
+	if (stats.removed)
 		say("%s was removed while the program ran: the trace is lost", trace_path);
 	else if (!config.quiet)
 		say("trace %s: %llu events, %llu bytes, %llu dropped", trace_path,
 		    (unsigned long long)stats.records, (unsigned long long)stats.bytes_written,
 		    (unsigned long long)stats.dropped);
+}
+
+static void at_exit(void)
+{
+	finish(0);
 }
 
 static void on_signal(int sig, siginfo_t *info, void *ucontext)
@@ -271,6 +346,33 @@ static size_t read_cmdline(char *buf, size_t size)
 	return buf[n - 1] == '\0' ? (size_t)n - 1 : (size_t)n;
 }
 
+/*
+ * Creates this image's trace, moved out of the program's way (descriptors.h). An exec keeps
+ * the pid, so a later image of the process finds its pid's file written by the image before:
+ * it takes the same name with -exec1, -exec2, ... A file of another process is never
+ * overwritten. Returns the descriptor or -errno; trace_path names the file.
+ */
+static int create_trace(void)
+{
+	char first[PATH_MAX];
+	int fd = gw_output_open(trace_path);
+
+	if (fd == -EEXIST && gw_output_is_earlier_image(trace_path, getpid())) {
+		snprintf(first, sizeof(first), "%s", trace_path);
+		for (unsigned n = 1; fd == -EEXIST && n < 1000; n++) {
+			if (gw_output_exec_path(trace_path, sizeof(trace_path), first, n) < 0)
+				return -ENAMETOOLONG;
+			fd = gw_output_open(trace_path);
+		}
+	}
+	if (fd < 0)
+		return fd;
+	fd = gw_fd_move_high(fd);
+	if (fd < 0)
+		unlink(trace_path);
+	return fd;
+}
+
 static void start_locked(enum start_mode mode)
 {
 	bool child = mode == START_FORK_CHILD;
@@ -297,10 +399,12 @@ static void start_locked(enum start_mode mode)
 		    r == -EINVAL ? "bad % sequence (use %p %h %r %%)" : strerror(-r));
 		return;
 	}
-	fd = gw_output_open(trace_path);
+	fd = create_trace();
 	if (fd < 0) {
 		say("cannot create trace %s: %s%s: capture disabled", trace_path, strerror(-fd),
-		    fd == -EEXIST ? " (never overwritten)" : "");
+		    fd == -EEXIST		     ? " (never overwritten)"
+		    : fd == -EMFILE || fd == -ENFILE ? " (no file descriptor left)"
+						     : "");
 		return;
 	}
 	if (mode == START_WITHOUT_CUPTI) {
@@ -338,6 +442,7 @@ static void start_locked(enum start_mode mode)
 			       have_cupti ? (uint32_t)strlen(gw_cupti_path) : 0},
 	};
 	opt.fd = fd;
+	opt.path = trace_path;
 	r = gw_writer_start(&opt, &hdr);
 	if (r < 0) {
 		say("cannot start the trace writer for %s: %s: capture disabled", trace_path,
@@ -347,7 +452,9 @@ static void start_locked(enum start_mode mode)
 		return;
 	}
 	writer_running = true;
-	trace_fd = fd;
+	trace_pid = getpid();
+	ended_by_exec = false;
+	hdr_start_ns = hdr.start_ns;
 	gw_cupti_set_epoch(hdr.start_ns);
 	if (!have_cupti) {
 		say("%s: the trace %s will hold no GPU events", why, trace_path);
@@ -355,6 +462,17 @@ static void start_locked(enum start_mode mode)
 	}
 	if (nvtx_aside)
 		note(GW_NOTE_INFO, nvtx_aside);
+	if (config.stacks && (r = gw_stacks_init()) < 0) {
+		snprintf(
+			why, sizeof(why),
+			"no call stacks: libunwind could not open the pipe it checks memory "
+			"through (%s%s), so unwinding would stop short or read the program's files",
+			strerror(-r),
+			r == -EMFILE || r == -ENFILE ? ": too few file descriptors" : "");
+		gw_stacks_on = false;
+		say("%s (trace %s)", why, trace_path);
+		note(GW_NOTE_WARNING, why);
+	}
 	gw_modules_scan();
 	gw_cupti_set_activity(have_cupti);
 	atomic_store(&gw_capture_on, true);
@@ -498,6 +616,7 @@ void gw_lifecycle_preload(void)
 	static char self_path[PATH_MAX], reason[PATH_MAX + 128];
 	Dl_info di;
 
+	remember_stderr();
 	loaded_pid = getpid();
 	load_config();
 	if (config.disable)
@@ -538,6 +657,61 @@ void gw_lifecycle_configure(void)
 void gw_lifecycle_exit(void)
 {
 	at_exit();
+}
+
+/* What execve will find for file (with the PATH search of execvp when path_search): whether
+ * it is a regular file this process may execute. A failing attempt (Python's os.execvp tries
+ * each PATH entry in turn) must not end the trace. */
+static bool exec_would_run(const char *file, bool path_search)
+{
+	const char *path = secure_getenv("PATH");
+	char full[PATH_MAX];
+	struct stat st;
+
+	if (!file || !*file)
+		return false;
+	if (!path_search || strchr(file, '/'))
+		return stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0;
+	if (!path)
+		path = "/bin:/usr/bin";
+	for (const char *p = path;; p++) {
+		const char *end = strchrnul(p, ':');
+		int n = end == p ? snprintf(full, sizeof(full), "%s", file)
+				 : snprintf(full, sizeof(full), "%.*s/%s", (int)(end - p), p, file);
+
+		if (n > 0 && n < (int)sizeof(full) && stat(full, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(full, X_OK) == 0)
+			return true;
+		if (!*end)
+			return false;
+		p = end;
+	}
+}
+
+void gw_lifecycle_before_exec(const char *file, bool path_search, int fd)
+{
+	struct stat st;
+
+	/* only the process that owns the trace: not a fork or vfork child (a vfork child shares
+	 * this memory, and its exec must touch nothing of the parent's) */
+	if (!writer_running || getpid() != trace_pid)
+		return;
+	if (fd >= 0 ? fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)
+		    : !exec_would_run(file, path_search))
+		return;
+	finish(GW_FOOTER_EXEC);
+	ended_by_exec = true;
+}
+
+void gw_lifecycle_exec_failed(int err)
+{
+	if (ended_by_exec && getpid() == trace_pid) {
+		ended_by_exec = false;
+		say("an exec failed (%s) after gpuwhy closed this image's trace for it: the rest "
+		    "of "
+		    "this image is not recorded (%s)",
+		    strerror(err), trace_path);
+	}
 }
 
 void gw_lifecycle_injection(void)

@@ -261,9 +261,11 @@ static void steps(FILE *f, const struct gw_steps *ss)
 		fprintf(f, "%s{\"index\":%u,\"name\":", i ? "," : "", w->step);
 		jstr(f, ss->steps[w->step].name);
 		fprintf(f,
-			",\"duration_ns\":%" PRIu64 ",\"over_median_ns\":%" PRId64
-			",\"bucket\":\"%s\",\"bucket_over_median_ns\":",
-			ss->steps[w->step].duration_ns, w->over_ns, gw_buckets[w->bucket].key);
+			",\"duration_ns\":%" PRIu64 ",\"over_median_ns\":%" PRId64 ",\"bucket\":",
+			ss->steps[w->step].duration_ns, w->over_ns);
+		/* GW_BUCKET_COUNT: no bucket explains it (null) */
+		jstr(f, w->bucket < GW_BUCKET_COUNT ? gw_buckets[w->bucket].key : NULL);
+		fputs(",\"bucket_over_median_ns\":", f);
 		jnum(f, w->bucket_over_ns);
 		fputs(",\"what\":", f);
 		jstr(f, w->what);

@@ -8,6 +8,7 @@ packages=(
 	meson ninja-build pkg-config gcc g++ python3
 	libzstd-dev zlib1g-dev libyajl-dev libxxhash-dev libsqlite3-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev
 	zstd binutils clang clang-format libclang-rt-14-dev chromium strace
+	python3-dev # CPython's internal headers: the python-layouts test checks the capture's offsets
 )
 
 missing=()

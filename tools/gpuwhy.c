@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli-args.h"
+#include "job-signals.h"
 #include "launch.h"
 #include "output-path.h"
 #include "report-options.h"
@@ -71,6 +72,8 @@ int main(int argc, char **argv)
 	const char *debug = secure_getenv("GPUWHY_DEBUG");
 	int first;
 
+	/* started by `gpuwhy run` as its signal witness (job-signals.h), with the program's argv */
+	gw_witness_main_if_asked(argv);
 	gw_debug = debug && debug[0] && strcmp(debug, "0") != 0;
 	if (argc < 2) {
 		fprintf(stderr, "gpuwhy: no command given: run, report, demo, import or diff "

@@ -11,16 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "job-signals.h"
 #include "launch.h"
 
 static const int gw_forwarded_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
-static volatile pid_t gw_child_pid;
 bool gw_debug;
 
 /* The directory of this executable, from /proc/self/exe. */
@@ -121,76 +122,55 @@ int gw_env_prepend(const char *name, const char *value, char sep)
 	return r;
 }
 
-static void on_signal(int sig, siginfo_t *info, void *ctx)
+void gw_forwarded_signals_set(sigset_t *set)
 {
-	pid_t child = gw_child_pid;
-
-	(void)ctx;
-	if (child <= 0)
-		return;
-	/*
-	 * The child starts in our process group, so a terminal's ^C (sent by the kernel to the
-	 * whole foreground group) has already reached it: forwarding it again would deliver it
-	 * twice, and programs such as torchrun treat a second SIGINT as "stop now". Signals sent
-	 * to us alone by another process (kill, a batch scheduler) are forwarded, and so is a
-	 * terminal's when the child has left our group (setsid, its own job control).
-	 */
-	if (info->si_code == SI_KERNEL && getpgid(child) == getpgrp())
-		return;
-	kill(child, sig);
-	if (gw_debug) {
-		char msg[64] = "gpuwhy: forwarded signal ";
-		size_t n = strlen(msg);
-
-		if (sig >= 10)
-			msg[n++] = (char)('0' + sig / 10 % 10);
-		msg[n++] = (char)('0' + sig % 10);
-		memcpy(msg + n, " to the program\n", 16);
-		if (write(STDERR_FILENO, msg, n + 16) < 0)
-			return;
-	}
-}
-
-static void block_forwarded(int how, sigset_t *old)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
+	sigemptyset(set);
 	for (size_t i = 0; i < sizeof(gw_forwarded_signals) / sizeof(gw_forwarded_signals[0]); i++)
-		sigaddset(&set, gw_forwarded_signals[i]);
-	sigprocmask(how, &set, old);
+		sigaddset(set, gw_forwarded_signals[i]);
 }
 
 /* Runs ARGV as a child and returns its wait status, or -errno. When FORWARD is set, the
- * termination signals this process receives from others are passed on to the child. */
+ * termination signals this process receives are passed on to the child by the rules of
+ * job-signals.h, and the child dies with this process. */
 int gw_spawn_and_wait(char *const argv[], bool forward, bool stdout_to_stderr)
 {
-	struct sigaction sa = {0}, old_sa[4];
-	sigset_t old_mask;
-	int status = 0, err_pipe[2], child_errno = 0;
+	struct gw_witness witness = {-1, -1};
+	sigset_t blocked, old_mask;
+	int status = 0, err_pipe[2], child_errno = 0, sfd = -1;
 	size_t nsig = sizeof(gw_forwarded_signals) / sizeof(gw_forwarded_signals[0]);
-	pid_t pid;
+	pid_t pid, launcher = getpid();
 
 	/* The exec error comes back through a close-on-exec pipe, so "command not found" is
 	 * reported by us and distinguished from a program that exits 127 itself. */
 	if (pipe2(err_pipe, O_CLOEXEC) < 0)
 		return -errno;
 
-	block_forwarded(SIG_BLOCK, &old_mask);
+	/* From here the signals wait in the signalfd (read once the program runs) rather than
+	 * interrupt: nothing sent meanwhile is lost. */
+	gw_forwarded_signals_set(&blocked);
+	sigaddset(&blocked, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &blocked, &old_mask);
 	if (forward) {
-		sa.sa_sigaction = on_signal;
-		sa.sa_flags = SA_SIGINFO | SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		for (size_t i = 0; i < nsig; i++)
-			sigaction(gw_forwarded_signals[i], &sa, &old_sa[i]);
+		sfd = signalfd(-1, &blocked, SFD_CLOEXEC | SFD_NONBLOCK);
+		if (sfd < 0) {
+			int e = -errno;
+
+			sigprocmask(SIG_SETMASK, &old_mask, NULL);
+			close(err_pipe[0]);
+			close(err_pipe[1]);
+			return e;
+		}
+		gw_witness_start(argv, &witness);
 	}
 
 	pid = fork();
 	if (pid == 0) {
 		int e;
 
+		if (forward)
+			gw_die_with_launcher(launcher);
 		signal(SIGPIPE, SIG_DFL);
-		for (size_t i = 0; forward && i < nsig; i++)
+		for (size_t i = 0; i < nsig; i++)
 			signal(gw_forwarded_signals[i], SIG_DFL);
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		if (stdout_to_stderr && dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
@@ -201,34 +181,48 @@ int gw_spawn_and_wait(char *const argv[], bool forward, bool stdout_to_stderr)
 			_exit(127);
 		_exit(127);
 	}
+	close(err_pipe[1]);
 	if (pid < 0) {
 		int e = -errno;
 
 		close(err_pipe[0]);
-		close(err_pipe[1]);
-		block_forwarded(SIG_SETMASK, &old_mask);
+		if (witness.pid > 0) {
+			kill(witness.pid, SIGKILL);
+			waitpid(witness.pid, NULL, 0);
+			close(witness.fd);
+		}
+		if (sfd >= 0)
+			close(sfd);
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		return e;
 	}
-	gw_child_pid = pid;
-	close(err_pipe[1]);
-	sigprocmask(SIG_SETMASK, &old_mask, NULL);
-
 	if (read(err_pipe[0], &child_errno, sizeof(child_errno)) != sizeof(child_errno))
 		child_errno = 0;
 	close(err_pipe[0]);
 
-	while (waitpid(pid, &status, 0) < 0) {
-		if (errno != EINTR) {
-			status = -errno;
-			break;
+	if (forward) {
+		status = gw_forward_until_exit(pid, sfd, &witness);
+		close(sfd);
+	} else {
+		while (waitpid(pid, &status, 0) < 0) {
+			if (errno != EINTR) {
+				status = -errno;
+				break;
+			}
 		}
 	}
+	/* the program's end is known; a termination signal that came after it is the launcher's
+	 * own, with the launcher's disposition, once unblocked */
+	{
+		struct timespec zero = {0, 0};
+		sigset_t chld;
 
-	block_forwarded(SIG_BLOCK, NULL);
-	gw_child_pid = 0;
-	for (size_t i = 0; forward && i < nsig; i++)
-		sigaction(gw_forwarded_signals[i], &old_sa[i], NULL);
-	block_forwarded(SIG_SETMASK, &old_mask);
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		while (sigtimedwait(&chld, NULL, &zero) > 0)
+			;
+	}
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
 
 	if (child_errno)
 		return -child_errno;

@@ -3,6 +3,7 @@
  * running a program with the signals it is sent forwarded to it. */
 #pragma once
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -35,9 +36,12 @@ int gw_find_sibling(const char *name, char *out);
 /* Puts value in front of the environment list name (sep-separated). Returns 0 or -errno. */
 int gw_env_prepend(const char *name, const char *value, char sep);
 /* Runs argv[0] with argv and waits for it; with forward, SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * sent to gpuwhy go to it; with stdout_to_stderr, its standard output is gpuwhy's standard
- * error. Returns its wait status, or -errno when it could not start. */
+ * sent to gpuwhy go to it by the rules of job-signals.h (a signal the whole job got is not
+ * sent again), and it dies with gpuwhy; with stdout_to_stderr, its standard output is gpuwhy's
+ * standard error. Returns its wait status, or -errno when it could not start. */
 int gw_spawn_and_wait(char *const argv[], bool forward, bool stdout_to_stderr);
+/* SIGINT, SIGTERM, SIGHUP and SIGQUIT: what the launcher forwards. */
+void gw_forwarded_signals_set(sigset_t *set);
 /* The shell's exit code for a wait status: the code, or 128 + the signal. */
 int gw_exit_code_of(int status);
 bool gw_is_directory(const char *path);

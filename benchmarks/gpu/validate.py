@@ -27,6 +27,16 @@ import wlcheck  # noqa: E402
 SCHEMA = 'gpuwhy-validate/1'
 
 
+
+def favoured():
+    """On gpusim the host's scheduling is part of the simulated timeline: a program descheduled
+    by unrelated load records host stalls it never made, so the simulated runs get the highest
+    priority allowed (nice -20 as root or with CAP_SYS_NICE; unchanged otherwise)."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+    except OSError:
+        pass
+
 class Validation:
     def __init__(self, a):
         self.a = a
@@ -72,7 +82,7 @@ class Validation:
             extra = ': ' + str(detail['note'])
         self.log('%-4s %s %s%s' % (status, section, name, extra))
 
-    def run(self, cmd, env=None, timeout=120, cwd=None, name=None):
+    def run(self, cmd, env=None, timeout=120, cwd=None, name=None, preexec_fn=None):
         """Runs cmd; returns (rc, stdout, stderr, seconds). rc 124 on timeout, 127 when the
         program is missing. Never raises."""
         timeout = max(1, min(timeout, self.left()))
@@ -80,7 +90,7 @@ class Validation:
         try:
             p = subprocess.run(cmd, env=env or self.env, cwd=cwd or self.work, timeout=timeout,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               errors='replace')
+                               errors='replace', preexec_fn=preexec_fn)
             rc, so, se = p.returncode, p.stdout, p.stderr
         except subprocess.TimeoutExpired as e:
             rc, so, se = 124, e.stdout or '', (e.stderr or '') + '\n(timed out)'
@@ -218,7 +228,8 @@ class Validation:
         env.update(extra_env or {})
         launcher = [os.path.join(self.build, 'tools', 'gpuwhy'), 'run', '-o', d + '/',
                     '--no-report'] + (['--sim'] if self.sim else []) + ['--']
-        rc, so, se, secs = self.run(launcher + cmd, env=env, timeout=timeout, name='run-' + tag)
+        rc, so, se, secs = self.run(launcher + cmd, env=env, timeout=timeout, name='run-' + tag,
+                                    preexec_fn=favoured if self.sim else None)
         return rc, secs, sorted(glob.glob(os.path.join(d, '*.trace.zst'))), se
 
     def analyse(self, trace, tag):

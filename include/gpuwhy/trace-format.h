@@ -429,6 +429,7 @@ enum gw_header_flags {
 
 enum gw_footer_flags {
 	GW_FOOTER_SIGNAL = 1u << 0, /* closed from a termination signal handler */
+	GW_FOOTER_EXEC = 1u << 1,   /* closed because the process exec'd another program image */
 };
 
 enum gw_capture_mode {

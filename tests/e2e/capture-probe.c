@@ -25,14 +25,31 @@
  *                and N/2 cudaStreamQuery calls, each answering cudaSuccess at once.
  *   spins N K    K times: k_long, then cudaStreamQuery until it answers cudaSuccess, the loop
  *                ended after N queries in all; prints the queries and the spins that ended.
+ *   exec VIA N [N2 ...]  allocates, launches N k_exec kernels, synchronizes and frees, then
+ *                while numbers remain execs this program again (no fork: the same process)
+ *                through VIA with the rest: execv, execve, execvp (found in PATH), execl,
+ *                execle, execlp, fexecve; fail-noent (a path that does not exist: the exec
+ *                fails before anything) and fail-noexec (DIR/not-a-program, executable but no
+ *                program: ENOEXEC) return, and the image launches N more and ends.
+ *   vfork N      launches N k_exec, vforks a child that execs /bin/true (its exec must not
+ *                touch the parent's trace: the memory is shared), launches N more.
+ *   fds N        as exec with one N, then prints its descriptors ("probe: fd NUM TARGET").
+ *   stderr-closed N FILE  (run with descriptor 2 closed) launches N k_exec, opens FILE (it
+ *                takes number 2) and writes one line to it, launches N more.
  */
 #include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 /* Declared by the toolkit only in C++ (crt/host_runtime.h, crt/device_functions.h). */
 void **__cudaRegisterFatBinary(void *fatCubin);
@@ -58,7 +75,8 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
 	X(k_graph)                                                                                 \
 	X(k_driver_graph)                                                                          \
 	X(k_long)                                                                                  \
-	X(k_fork)
+	X(k_fork)                                                                                  \
+	X(k_exec)
 
 #define STUB(k)                                                                                    \
 	static void k(void)                                                                        \
@@ -153,6 +171,100 @@ static void launch_and_sync(const char *who)
 	fflush(stdout);
 }
 
+/* An allocation, n launches, a synchronization and a free: stacks, API and GPU records. */
+static void exec_work(int n)
+{
+	void *buf;
+
+	CK(cudaMalloc(&buf, 4096));
+	for (int i = 0; i < n; i++)
+		CK(cudaLaunchKernel((const void *)k_exec, one, warp, NULL, 0, 0));
+	CK(cudaDeviceSynchronize());
+	CK(cudaFree(buf));
+	printf("probe: pid %d launched %d\n", (int)getpid(), n);
+	fflush(stdout);
+}
+
+static int exec_chain(int argc, char **argv)
+{
+	const char *via = argv[2];
+	char *next[8] = {argv[0], "exec", argv[2]}, self[4096], *dir;
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int k = 3;
+
+	check(argc >= 4 && len > 0, "exec arguments");
+	self[len] = '\0';
+	exec_work(atoi(argv[3]));
+	if (argc == 4)
+		return 0;
+	for (int i = 4; i < argc && k < 7; i++)
+		next[k++] = argv[i];
+	if (!strcmp(via, "execv")) {
+		execv(self, next);
+	} else if (!strcmp(via, "execve")) {
+		execve(self, next, environ);
+	} else if (!strcmp(via, "execvp") || !strcmp(via, "execlp")) {
+		/* by name, from PATH: this program's directory only */
+		dir = strrchr(self, '/');
+		*dir = '\0';
+		setenv("PATH", self, 1);
+		if (via[4] == 'v')
+			execvp(dir + 1, next);
+		else
+			execlp(dir + 1, next[0], next[1], next[2], next[3], next[4], next[5],
+			       next[6], (char *)NULL);
+	} else if (!strcmp(via, "execl")) {
+		/* the list ends at the first NULL of next */
+		execl(self, next[0], next[1], next[2], next[3], next[4], next[5], next[6],
+		      (char *)NULL);
+	} else if (!strcmp(via, "execle")) {
+		/* the environment follows the NULL that ends the list: as many arguments as given */
+		if (k == 4)
+			execle(self, next[0], next[1], next[2], next[3], (char *)NULL, environ);
+		else if (k == 5)
+			execle(self, next[0], next[1], next[2], next[3], next[4], (char *)NULL,
+			       environ);
+		else
+			execle(self, next[0], next[1], next[2], next[3], next[4], next[5],
+			       (char *)NULL, environ);
+	} else if (!strcmp(via, "fexecve")) {
+		int fd = open(self, O_RDONLY | O_CLOEXEC);
+
+		check(fd >= 0, "open self");
+		fexecve(fd, next, environ);
+	} else if (!strncmp(via, "fail-", 5)) {
+		const char *path =
+			!strcmp(via, "fail-noent") ? "/nonexistent/capture-probe" : argv[4];
+
+		check(execv(path, next) < 0, "a failing exec");
+		printf("probe: exec %s failed: %s\n", path, strerror(errno));
+		exec_work(atoi(argv[3]));
+		return 0;
+	}
+	fprintf(stderr, "capture-probe: %s: %s\n", via, strerror(errno));
+	return 5;
+}
+
+static void list_descriptors(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	char path[300], target[4096];
+
+	check(d != NULL, "opendir /proc/self/fd");
+	while ((e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == dirfd(d))
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		target[n > 0 ? n : 0] = '\0';
+		printf("probe: fd %s %s\n", e->d_name, target);
+	}
+	closedir(d);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -203,16 +315,21 @@ int main(int argc, char **argv)
 			polls++;
 		printf("probe: %ld polls\n", polls);
 	} else if (!strcmp(mode, "queries")) {
+		struct timespec t0, t1;
 		cudaEvent_t ev;
 
 		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
 		CK(cudaLaunchKernel((const void *)k_runtime, one, warp, NULL, 0, 0));
 		CK(cudaEventRecord(ev, 0));
 		CK(cudaDeviceSynchronize());
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (int i = 0; i < n; i++)
 			CK(i % 2 ? cudaStreamQuery(0) : cudaEventQuery(ev));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
 		CK(cudaEventDestroy(ev));
-		printf("probe: %d queries\n", n);
+		printf("probe: %d queries, %.0f ns each\n", n,
+		       ((double)(t1.tv_sec - t0.tv_sec) * 1e9 + (double)(t1.tv_nsec - t0.tv_nsec)) /
+			       (n ? n : 1));
 	} else if (!strcmp(mode, "spins")) {
 		int spins = argc > 3 ? atoi(argv[3]) : 1, ended = 0;
 		long queries = 0;
@@ -228,10 +345,39 @@ int main(int argc, char **argv)
 		}
 		CK(cudaDeviceSynchronize());
 		printf("probe: %ld queries, %d spins\n", queries, ended);
+	} else if (!strcmp(mode, "exec")) {
+		return exec_chain(argc, argv);
+	} else if (!strcmp(mode, "vfork")) {
+		pid_t pid;
+		int st;
+
+		exec_work(n);
+		pid = vfork();
+		if (!pid) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		check(pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+		      "vfork and exec /bin/true");
+		exec_work(n);
+	} else if (!strcmp(mode, "fds")) {
+		exec_work(n);
+		list_descriptors();
+	} else if (!strcmp(mode, "stderr-closed")) {
+		static const char line[] = "the program's own line\n";
+		int fd;
+
+		check(argc > 3 && fcntl(2, F_GETFD) < 0, "started with descriptor 2 closed");
+		exec_work(n);
+		fd = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		check(fd == 2, "the file took descriptor 2");
+		check(write(fd, line, sizeof(line) - 1) == sizeof(line) - 1, "write");
+		exec_work(n);
 	} else {
-		fprintf(stderr, "usage: capture-probe paths "
-				"N|visible|forkfirst|count|inflight|poll|reset N|queries N|"
-				"spins N K\n");
+		fprintf(stderr,
+			"usage: capture-probe paths "
+			"N|visible|forkfirst|count|inflight|poll|reset N|queries N|spins N K|"
+			"exec VIA N...|vfork N|fds N|stderr-closed N FILE\n");
 		return 2;
 	}
 	return 0;

@@ -13,6 +13,19 @@ def expect(cond, what):
     return cond
 
 
+def favoured():
+    """preexec_fn for a profiled program on gpusim: the highest priority the test may give it
+    (nice -20 as root or with CAP_SYS_NICE; unchanged otherwise). On gpusim the host's
+    scheduling is part of the simulated timeline: a program descheduled by unrelated load on
+    the machine records host stalls the workload never made (tiny_kernels under four CPU hogs
+    on two cores: host_work 10-18% of the window at nice 0, 0-0.2% at nice -20)."""
+    import os
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, -20)
+    except OSError:
+        pass
+
+
 def profile(build, report, argv, trace, env_extra=None):
     """Runs argv on gpusim (a test double) under libgpuwhy.so, writing trace, then gpuwhy-report
     on it as JSON and as text. Returns (None, report dict, text), or (why, None, None) when a
@@ -27,7 +40,7 @@ def profile(build, report, argv, trace, env_extra=None):
                LD_PRELOAD=os.path.join(build, 'lib/libgpuwhy.so'), GPUWHY_QUIET='1',
                GPUWHY_OUTPUT=trace)
     p = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True, timeout=120)
+                       text=True, timeout=120, preexec_fn=favoured)
     if p.returncode:
         return f'{argv[0]} exit {p.returncode}: {p.stderr.strip()[-500:]}', None, None
     j = subprocess.run([report, '--json', trace], capture_output=True, text=True, timeout=120)

@@ -34,6 +34,14 @@ this script passes, never from a previous run's output.
                                     interposed (LD_PRELOAD) or inferred (injection only)
   skew                              GPU times a few µs off the host's (CUPTI interpolates):
                                     tiny_kernels keeps its cause
+  exec                              exec without fork (every exec function, a chain of three
+                                    images): each image's records in its own trace (-execN),
+                                    closed cleanly; a failed exec; vfork + exec in a child
+  descriptors                       the program's descriptor table holds no trace and nothing
+                                    of gpuwhy's below 100; started with stderr closed, the
+                                    file that takes number 2 gets none of gpuwhy's lines
+  settings                          every invalid GPUWHY_* setting warned, once for a wrapper
+                                    script and the program it starts
 """
 import argparse
 import glob
@@ -47,6 +55,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from checks import favoured
 
 FIELD = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
 
@@ -101,6 +111,7 @@ class Ctx:
 
     def run(self, name, args, env, timeout=120, **kw):
         cmd = [os.path.join(self.workloads, name)] + workload_argv(args)
+        kw.setdefault('preexec_fn', favoured)  # as high a priority as allowed: checks.py
         with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, **kw) as p:
             try:
@@ -513,10 +524,13 @@ def cmd_floor(ctx, opts):
     shutil.rmtree(out)
 
 
-# The CUDA and NVTX injection entry points, and the CUPTI calls by which another client in the
-# process takes CUPTI's activity records from gpuwhy (interposed to say so in the trace).
-EXPORTS = ['InitializeInjection', 'InitializeInjectionNvtx2', 'cuptiActivityDisable', 'cuptiActivityRegisterCallbacks',
-           'cuptiActivityRegisterTimestampCallback', 'cuptiFinalize']
+# The CUDA and NVTX injection entry points, the CUPTI calls by which another client in the
+# process takes CUPTI's activity records from gpuwhy (interposed to say so in the trace), and the
+# exec family (the trace is closed before an exec without fork).
+EXPORTS = sorted(['InitializeInjection', 'InitializeInjectionNvtx2', 'cuptiActivityDisable',
+                  'cuptiActivityRegisterCallbacks', 'cuptiActivityRegisterTimestampCallback',
+                  'cuptiFinalize', 'execl', 'execle', 'execlp', 'execv', 'execve', 'execveat',
+                  'execvp', 'execvpe', 'fexecve'])
 
 
 def cmd_symbols(ctx, opts):
@@ -738,8 +752,9 @@ def cmd_exit_flush(ctx, opts):
         launches = [a for a in apis.values() if a['category'] in ('1', '2')]
         ctx.check(len(launches) == 5 * len(PATHS) + 2, f'flush hang: {len(launches)} launches')
     shutil.rmtree(out)
-    # A query loop: CUPTI records every query by default; gpuwhy asks it for the completed ones
-    # only, so thousands of polls leave at most a couple of SYNC records.
+    # A query loop: CUPTI would record every query (gpusim does, GPUSIM_SYNC_QUERIES=1);
+    # gpuwhy leaves SYNCHRONIZATION off and folds the loop into one polling wait: one SYNC
+    # record whose query count is the loop's polls and the query that ended it.
     out = tempfile.mkdtemp(prefix='gw-e2e-')
     p, _ = probe_run(ctx, ['poll'], out, 'preload', {'GPUSIM_KERNEL_US': 'k_long=50000'})
     m = re.search(r'probe: (\d+) polls', p.stdout)
@@ -749,8 +764,44 @@ def cmd_exit_flush(ctx, opts):
                  f'poll: exit {p.returncode}, {polls} polls, {len(files)} traces'):
         rc, recs = ctx.dump(files[0])
         syncs = [f for k, f in recs if k == 'SYNC']
-        ctx.check(len(syncs) <= 2, f'poll: {len(syncs)} SYNC records for {polls} polls')
+        # polls + 1 queries, or fewer when the scheduler kept the loop off its CPU for over
+        # 10 ms (the wait then restarts: doc/capture.md)
+        ctx.check(len(syncs) == 1 and 2 <= int(syncs[0]['queries']) <= polls + 1,
+                  f'poll: {len(syncs)} SYNC records for {polls} polls: {syncs}')
         print(f'poll: {polls} polls, {len(syncs)} SYNC records, {os.path.getsize(files[0])} bytes')
+    shutil.rmtree(out)
+    # 100,000 queries of work already done (a caching allocator's event checks): no host
+    # waited, nothing recorded. And a loop of spins: one SYNC record a finished spin.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['queries', '100000'], out, 'preload')
+    files = traces(out)
+    if ctx.check(p.returncode == 0 and len(files) == 1, f'queries: exit {p.returncode}'):
+        rc, recs = ctx.dump(files[0])
+        syncs = [f for k, f in recs if k == 'SYNC']
+        apis = [f for k, f in recs if k == 'API']
+        ctx.check(not syncs and len(apis) < 10,
+                  f'queries: {len(syncs)} SYNC and {len(apis)} API records for 100,000 queries')
+        print(f'queries: 100000 queries of finished work, {os.path.getsize(files[0])} bytes')
+    shutil.rmtree(out)
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['spins', '100000', '1000'], out, 'preload',
+                     {'GPUSIM_KERNEL_US': 'k_long=20'})
+    m = re.search(r'probe: (\d+) queries, (\d+) spins', p.stdout)
+    queries, spins = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    files = traces(out)
+    if ctx.check(p.returncode == 0 and spins > 0 and len(files) == 1,
+                 f'spins: exit {p.returncode}, {queries} queries in {spins} spins'):
+        rc, recs = ctx.dump(files[0])
+        syncs = [f for k, f in recs if k == 'SYNC']
+        folded = sum(int(f['queries']) for f in syncs)
+        # a spin the scheduler paused for over 10 ms is not a wait (doc/capture.md): at most
+        # every spin, each at least one unfinished query and the last
+        ctx.check(0 < len(syncs) <= spins and folded <= queries and
+                  all(int(f['queries']) >= 2 for f in syncs),
+                  f'spins: {len(syncs)} SYNC records folding {folded} of {queries} queries, '
+                  f'{spins} spins')
+        print(f'spins: {queries} queries in {spins} spins: {len(syncs)} SYNC records, '
+              f'{os.path.getsize(files[0])} bytes')
     shutil.rmtree(out)
 
 
@@ -805,6 +856,180 @@ def cmd_skew(ctx, opts):
         shutil.rmtree(out)
 
 
+def footer_of(records):
+    return next((f for kind, f in records if kind == 'FOOTER'), None)
+
+
+GW_FOOTER_EXEC = 2
+
+
+def check_image(ctx, tag, path, n, exec_flag):
+    """One image's trace: n k_exec launches and kernels, an allocation and a free, closed
+    cleanly, with the exec flag when the image ended by exec."""
+    rc, recs = ctx.dump(path)
+    got = counts(recs)
+    foot = footer_of(recs)
+    ctx.check(rc == 0, f'{tag}: {os.path.basename(path)} does not decode')
+    ctx.check(got['launches'] == n and got['kernels'] == n,
+              f'{tag}: {os.path.basename(path)}: {got["launches"]} launches and '
+              f'{got["kernels"]} kernels, expected {n}')
+    ctx.check(got['allocations'] == 1 and got['frees'] == 1,
+              f'{tag}: {os.path.basename(path)}: {got["allocations"]} allocations, '
+              f'{got["frees"]} frees, expected 1 and 1')
+    if ctx.check(foot is not None, f'{tag}: {os.path.basename(path)} has no footer'):
+        flags = int(foot['flags'])
+        ctx.check(bool(flags & GW_FOOTER_EXEC) == exec_flag and foot['dropped'] == '0',
+                  f'{tag}: {os.path.basename(path)}: footer flags {flags}, dropped '
+                  f'{foot["dropped"]}, expected the exec flag {exec_flag}')
+
+
+def cmd_exec(ctx, opts):
+    chain = [3, 4, 5]
+    # 1. every exec function: three images of one process, each with its own trace
+    for via in ('execv', 'execve', 'execvp', 'execl', 'execle', 'execlp', 'fexecve'):
+        out = tempfile.mkdtemp(prefix='gw-e2e-')
+        p, _ = probe_run(ctx, ['exec', via] + [str(n) for n in chain], out)
+        tag = f'exec through {via}'
+        ctx.check(p.returncode == 0, f'{tag}: exit {p.returncode}: {p.stderr[-300:]}')
+        pids = set(re.findall(r'probe: pid (\d+) launched', p.stdout))
+        ctx.check(len(pids) == 1 and p.stdout.count('launched') == 3,
+                  f'{tag}: not one process of three images: {p.stdout!r}')
+        ctx.check(not warned(p), f'{tag}: gpuwhy warned: {warned(p)}')
+        pid = pids.pop() if pids else '?'
+        want = [f'trace-{pid}.zst', f'trace-{pid}-exec1.zst', f'trace-{pid}-exec2.zst']
+        got = [os.path.basename(t) for t in traces(out)]
+        if ctx.check(sorted(got) == sorted(want), f'{tag}: traces {got}, expected {want}'):
+            for i, (name, n) in enumerate(zip(want, chain)):
+                check_image(ctx, f'{tag}, image {i + 1}', os.path.join(out, name), n,
+                            i < len(chain) - 1)
+        print(f'{tag}: {len(got)} traces')
+        shutil.rmtree(out)
+
+    # 2. an exec that fails: a path that does not exist leaves the trace alone; an executable
+    # file that is no program (ENOEXEC) fails after the trace was closed, which gpuwhy says
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['exec', 'fail-noent', '3', 'x'], out)
+    files = traces(out)
+    ctx.check(p.returncode == 0 and 'failed: No such file' in p.stdout and not warned(p),
+              f'failed exec (no such file): {p.returncode} {p.stdout!r} {warned(p)}')
+    if ctx.check(len(files) == 1, f'failed exec (no such file): {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        got = counts(recs)
+        foot = footer_of(recs)
+        ctx.check(got['launches'] == 6 and got['kernels'] == 6 and foot is not None and
+                  int(foot['flags']) & GW_FOOTER_EXEC == 0,
+                  f'failed exec (no such file): {got["launches"]} launches, {got["kernels"]} '
+                  f'kernels (expected 6), footer {foot}')
+    bogus = os.path.join(out, 'not-a-program')
+    with open(bogus, 'w') as f:
+        f.write('neither ELF nor #!\n')
+    os.chmod(bogus, 0o755)
+    for t in files:
+        os.unlink(t)
+    p, _ = probe_run(ctx, ['exec', 'fail-noexec', '3', bogus], out)
+    files = traces(out)
+    ctx.check(p.returncode == 0 and 'Exec format error' in p.stdout,
+              f'failed exec (ENOEXEC): {p.returncode} {p.stdout!r}')
+    ctx.check(any('an exec failed' in w and 'not recorded' in w for w in warned(p)),
+              f'failed exec (ENOEXEC): gpuwhy did not say the rest is not recorded: {warned(p)}')
+    if ctx.check(len(files) == 1, f'failed exec (ENOEXEC): {len(files)} traces'):
+        check_image(ctx, 'failed exec (ENOEXEC)', files[0], 3, True)
+    shutil.rmtree(out)
+
+    # 3. vfork + exec in the child: the child shares the parent's memory and must leave its
+    # trace alone (one trace, both halves of the parent's work, no exec flag)
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['vfork', '3'], out)
+    files = traces(out)
+    ctx.check(p.returncode == 0 and not warned(p), f'vfork: {p.returncode} {p.stderr[-300:]}')
+    if ctx.check(len(files) == 1, f'vfork: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        got = counts(recs)
+        foot = footer_of(recs)
+        ctx.check(got['launches'] == 6 and got['kernels'] == 6 and foot is not None and
+                  int(foot['flags']) & GW_FOOTER_EXEC == 0,
+                  f'vfork: {got["launches"]} launches, {got["kernels"]} kernels (expected 6), '
+                  f'footer {foot}')
+    shutil.rmtree(out)
+
+    # 4. CUDA_INJECTION64_PATH alone: nothing hooks exec, the first image's unwritten records
+    # are lost with it, but the next image still gets a trace of its own, complete
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    p, _ = probe_run(ctx, ['exec', 'execv', '3', '4'], out, 'inject')
+    pid = (re.findall(r'probe: pid (\d+) launched', p.stdout) or ['?'])[0]
+    got = [os.path.basename(t) for t in traces(out)]
+    want = [f'trace-{pid}.zst', f'trace-{pid}-exec1.zst']
+    ctx.check(p.returncode == 0 and not warned(p),
+              f'exec, injection only: {p.returncode} {warned(p)}')
+    if ctx.check(sorted(got) == sorted(want),
+                 f'exec, injection only: traces {got}, expected {want}'):
+        check_image(ctx, 'exec, injection only, image 2', os.path.join(out, want[1]), 4, False)
+    shutil.rmtree(out)
+
+
+def cmd_descriptors(ctx, opts):
+    # 1. gpuwhy's descriptors are not where the program's go: its table holds no trace, and
+    # what gpuwhy added (libunwind's pipe) sits at 100 or above
+    def fds(p):
+        return {int(m[0]): m[1] for m in re.findall(r'probe: fd (\d+) (.*)', p.stdout)}
+
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    base, _ = probe_run(ctx, ['fds', '3'], out, 'none')
+    p, _ = probe_run(ctx, ['fds', '3'], out)
+    files = traces(out)
+    ctx.check(p.returncode == 0 and base.returncode == 0 and len(files) == 1,
+              f'descriptors: {p.returncode} {base.returncode} {files}')
+    with_gw, without = fds(p), fds(base)
+    # numbers the run without gpuwhy did not have open (the same numbers hold other pipes of
+    # the same kind: stdout and stderr)
+    added = {fd: t for fd, t in with_gw.items() if fd not in without}
+    ctx.check(all(fd >= 100 for fd in added),
+              f'descriptors: gpuwhy holds numbers below 100: {added}')
+    ctx.check(not any(t.endswith('.zst') for t in with_gw.values()),
+              f"descriptors: the trace is in the program's table: {with_gw}")
+    ctx.check(any(t.startswith('pipe:') for t in added.values()),
+              f"descriptors: libunwind's pipe is not among gpuwhy's: {added}")
+    print(f'descriptors: gpuwhy added {sorted(added)}')
+    shutil.rmtree(out)
+
+    # 2. started with stderr closed (`prog 2>&-`): the program's file that takes number 2 holds
+    # its own line and none of gpuwhy's (the summary line included); the trace is whole
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    own = os.path.join(out, 'program.log')
+    env = ctx.env(out, 'preload', {'GPUWHY_QUIET': '0'})
+    p = subprocess.run(['sh', '-c', 'exec "$@" 2>&-', 'sh', ctx.probe, 'stderr-closed', '3', own],
+                       env=env, stdout=subprocess.PIPE, text=True, timeout=60)
+    files = traces(out)
+    ctx.check(p.returncode == 0, f'stderr closed: exit {p.returncode}')
+    with open(own) as f:
+        text = f.read()
+    ctx.check(text == "the program's own line\n", f"stderr closed: the program's file: {text!r}")
+    if ctx.check(len(files) == 1, f'stderr closed: {len(files)} traces'):
+        rc, recs = ctx.dump(files[0])
+        got = counts(recs)
+        ctx.check(rc == 0 and got['launches'] == 6 and got['kernels'] == 6 and
+                  footer_of(recs) is not None,
+                  f'stderr closed: trace rc {rc}, {got["launches"]} launches, '
+                  f'{got["kernels"]} kernels, expected 6, and a footer')
+    shutil.rmtree(out)
+
+
+def cmd_settings(ctx, opts):
+    # Every invalid setting is named; a wrapper (sh) and the program it runs both load the
+    # library, and the warning comes once.
+    out = tempfile.mkdtemp(prefix='gw-e2e-')
+    env = ctx.env(out, 'preload', {'GPUWHY_STACKS': 'maybe', 'GPUWHY_DEBUG': 'x'})
+    p = subprocess.run(['sh', '-c', '"$@"; exit $?', 'sh', ctx.probe, 'fds', '2'], env=env,
+                       capture_output=True, text=True, timeout=60)
+    lines = warned(p)
+    for name, value in (('GPUWHY_STACKS', 'maybe'), ('GPUWHY_DEBUG', 'x')):
+        n = sum(f'ignoring invalid {name}={value}' in w for w in lines)
+        ctx.check(n == 1, f'settings: {name}={value} warned {n} times: {lines}')
+    ctx.check(p.returncode == 0 and len(traces(out)) == 1,
+              f'settings: exit {p.returncode}, {len(traces(out))} traces')
+    shutil.rmtree(out)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument('--build', required=True)
@@ -814,7 +1039,7 @@ def main():
     ap.add_argument('command', choices=['workloads', 'exits', 'fork', 'threads', 'sigkill',
                                         'degrade', 'dlopen', 'floor', 'symbols', 'paths',
                                         'startup', 'versions', 'exit-flush', 'second-client',
-                                        'skew'])
+                                        'skew', 'exec', 'descriptors', 'settings'])
     opts = ap.parse_args()
     ctx = Ctx(opts.build, opts.source)
     ctx.probe = opts.probe

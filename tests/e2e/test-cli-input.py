@@ -90,6 +90,9 @@ def report_cases(root, work, trace, tdir, afile):
         for v in BAD_US:
             case(root, work, [R, opt, v, trace], 2, [opt, f"'{v}'"])
         case(root, work, [R, trace, opt], 2, [opt], f'{opt} without its value')
+    for v in ('(', 'a{2,1}', '[z-a]'):
+        case(root, work, [R, '--site-filter', v, trace], 2,
+             ['--site-filter', f"'{v}'", 'not a regular expression'])
     for opt in ('--html', '--perfetto'):
         for v, why in ((tdir, 'is a directory'), (tdir + '/', 'is a directory'),
                        (os.path.join(root, 'nodir', 'x.out'), 'does not exist'),

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# The gpuwhy launcher: exit status, signal forwarding (a terminal's ^C delivered once), capture
+# The gpuwhy launcher: exit status, signal forwarding (a terminal's ^C delivered once, a signal
+# to the whole job delivered once, the program gone with a killed launcher), capture
 # across exec, --sim from any working directory, per-pid traces, `gpuwhy report`.
 import argparse
 import glob
@@ -140,6 +141,101 @@ def test_terminal_ctrl_c(a, tmp, prefix=()):
     os.close(fd)
 
 
+def descendants(pid):
+    """The processes under pid (its children, theirs, ...), from /proc."""
+    parent = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/stat" % d) as f:
+                    parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
+
+
+def alive(pid):
+    """Running, or stopped: not gone and not a zombie waiting for its parent."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def start_job(a, tmp, name, mode="count"):
+    """gpuwhy run -- signal-count MODE MARKER, in a session (and process group) of its own, as a
+    batch job runs; returns the launcher and the program's pid once the program is ready."""
+    marker = os.path.join(tmp, name)
+    p = subprocess.Popen([a.launcher, "run", "--no-report", "-o", tmp + "/", "--",
+                          a.signal_count, mode, marker],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, GPUWHY_DEBUG="1"), start_new_session=True)
+    check(wait_for(marker, "ready"), "the program started (%s)" % name)
+    m = re.search(r"ready (\d+)", read(marker))
+    return p, marker, int(m.group(1)) if m else -1
+
+
+def test_job_signals(a, tmp):
+    # A signal sent to the whole job reaches the program itself: the launcher must not send it
+    # again (job-signals.h). The program counts each delivery; the launcher's own account
+    # (GPUWHY_DEBUG) shows a second delivery even when the kernel merged it into the first.
+    senders = {
+        # kill -TERM -PGID, timeout(1), a terminal: the process group
+        "group": lambda p, sig: os.killpg(p.pid, sig),
+        # systemd KillMode=control-group, Slurm's step teardown: every process of the job
+        "every process": lambda p, sig: [os.kill(q, sig) for q in [p.pid] + descendants(p.pid)],
+    }
+    if shutil.which("pkill"):
+        # pkill -f train.py: every process whose command line matches
+        senders["pkill -f"] = lambda p, sig: subprocess.run(
+            ["pkill", "-" + signal.Signals(sig).name[3:], "-f", p.args[-1]])
+    for how, send in senders.items():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            name = signal.Signals(sig).name
+            p, marker, _ = start_job(a, tmp, "job-%s-%s" % (how.replace(" ", "-"), name))
+            send(p, sig)
+            out, err = p.communicate(timeout=30)
+            got = re.search(r"SIGTERM (\d+) SIGINT (\d+)", read(marker))
+            n = int(got.group(1 if sig == signal.SIGTERM else 2)) if got else -1
+            check(n == 1, "%s to the job (%s): the program got it %d time(s)" % (name, how, n))
+            forwarded = err.count("forwarded signal %d " % sig)
+            check(forwarded == 0, "%s to the job (%s): the launcher sent it again %d time(s)"
+                  % (name, how, forwarded))
+            check(p.returncode == 0, "%s to the job (%s): the program's status (got %d)"
+                  % (name, how, p.returncode))
+    # Sent to the launcher alone: forwarded, once.
+    p, marker, _ = start_job(a, tmp, "job-launcher-only")
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=30)
+    got = re.search(r"SIGTERM (\d+)", read(marker))
+    check(got and got.group(1) == "1" and err.count("forwarded signal 15 ") == 1,
+          "SIGTERM to the launcher alone reached the program once (%s, %s)"
+          % (got and got.group(0), err.strip().splitlines()))
+
+    # SIGKILL of the launcher: the program goes with it (nothing left running, the launcher's
+    # witness included).
+    p, marker, prog = start_job(a, tmp, "job-sigkill", "sleep")
+    under = descendants(p.pid)
+    check(prog in under and len(under) >= 2, "the program and the witness run under the launcher")
+    p.kill()
+    p.wait(timeout=30)  # an orphan would keep the pipes open: read them once it is gone
+    end = time.time() + 10
+    while time.time() < end and any(alive(q) for q in under):
+        time.sleep(0.05)
+    left = [q for q in under if alive(q)]
+    check(not left, "SIGKILL of the launcher left no process running (left: %s)" % left)
+    for q in left:
+        os.kill(q, signal.SIGKILL)
+    p.communicate(timeout=30)
+
+
 def test_capture(a, tmp):
     if not a.workload:
         print("skip capture checks: no CUDA workload built")
@@ -269,10 +365,11 @@ def main():
     ap.add_argument("--forker")
     ap.add_argument("--build-dir")
     ap.add_argument("--gpusim-lib")
+    ap.add_argument("--signal-count", required=True)
     a = ap.parse_args()
     # Meson passes paths relative to the build directory; some checks run elsewhere.
     for k in ("launcher", "report", "child", "workload", "exit_workload", "forker", "build_dir",
-              "gpusim_lib"):
+              "gpusim_lib", "signal_count"):
         if getattr(a, k):
             setattr(a, k, os.path.abspath(getattr(a, k)))
     with tempfile.TemporaryDirectory(prefix="gpuwhy-launcher-") as tmp:
@@ -281,6 +378,7 @@ def main():
         test_terminal_ctrl_c(a, tmp)
         if shutil.which("setsid"):
             test_terminal_ctrl_c(a, tmp, ("setsid",))
+        test_job_signals(a, tmp)
         test_capture(a, tmp)
         test_installed(a, tmp)
         test_demo(a)

@@ -95,16 +95,27 @@ def graph_replay(c, text):
          f'tiny kernels st0..st9 x200 each, got {tops}')
 
 
+def polled(c, loops):
+    """The polling waits of `loops` polling loops: one each, but for a loop whose host thread
+    the scheduler kept off its CPU from the launch until its kernel was done (no query found it
+    unfinished: the host never waited), or for over 10 ms in the middle (capture.md: not a
+    wait); on a loaded machine a few. At least 2 queries each."""
+    n = c.r['counts']['syncs_poll']
+    c.ok(loops - 3 <= n <= loops, f'{n} polling waits of {loops} loops')
+    c.ok(c.r['counts']['poll_queries'] >= 2 * n,
+         f"{c.r['counts']['poll_queries']} queries in {n} polling waits: at least 2 each")
+    return n
+
+
 def sync_poll(c, text):
     iters, kernel_us = 100, 2 * 250.0
-    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=2 * iters + 2,
-             syncs_explicit=iters + 1, syncs_poll=iters, syncs_implicit=1, tiny_kernels=0)
-    c.ok(c.r['counts']['poll_queries'] >= 2 * iters,
-         f"{c.r['counts']['poll_queries']} queries in {iters} polling waits: at least 2 each")
+    polls = polled(c, iters)
+    c.counts(kernels=2 * iters, launches=2 * iters, host_syncs=iters + polls + 2,
+             syncs_explicit=iters + 1, syncs_implicit=1, tiny_kernels=0)
     # Full-wave kernels (fill 1), unclassified names: compute is exactly their time.
     c.near_us('compute', 2 * iters * kernel_us, 1.0, '200 kernels of 2 waves x 250 us')
     ev, poll = c.site('cudaEventSynchronize'), c.site('cudaStreamQuery')
-    c.ok(ev['count'] == iters and poll['count'] == iters,
+    c.ok(ev['count'] == iters and poll['count'] == polls,
          f"event syncs {ev['count']}, polling waits {poll['count']}")
     c.ok(poll['kind'] == 'poll', f"the polling site's kind is {poll['kind']}")
     # Each waited for at most its whole kernel; the debt is what the rule may charge.
@@ -113,11 +124,13 @@ def sync_poll(c, text):
     hs = c.us('host_sync')
     c.ok(hs <= (ev['wait_ns'] + poll['wait_ns']) / 1e3 + 1,
          f'host_sync {hs:.0f} us over the debts: a sync can at most double the time it waited')
-    # Each of the 199 gaps after a wait holds at least a 4 us launch call, paid by a debt of
-    # hundreds of us, the polled phase's as the event-synced one's.
-    c.ok(hs >= (2 * iters - 1) * 4, f'host_sync {hs:.0f} us, want >= {(2 * iters - 1) * 4}')
-    c.ok(poll['exposed_ns'] >= (iters - 1) * 4000,
-         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(iters - 1) * 4000}")
+    # Each gap after a wait holds at least a 4 us launch call, paid by a debt of hundreds of
+    # us, the polled phase's as the event-synced one's (the last wait of each phase may have
+    # no gap of its own after it).
+    c.ok(hs >= (iters + polls - 2) * 4, f'host_sync {hs:.0f} us, want >= '
+         f'{(iters + polls - 2) * 4}')
+    c.ok(poll['exposed_ns'] >= (polls - 1) * 4000,
+         f"polling waits exposed {poll['exposed_ns']} ns, want >= {(polls - 1) * 4000}")
     c.ok(abs((ev['exposed_ns'] + poll['exposed_ns']) / 1e3 - hs) < 1,
          'host_sync is the event syncs\' and the polling waits\' exposed time')
     c.ok(c.r['dominant_cause'] == 'compute', 'dominant compute')
@@ -270,6 +283,183 @@ def edge_cases(tmp):
         expect(not c.errors, 'edge_cases queued: ' + ('; '.join(c.errors) or 'as derived'))
 
 
+def dump(trace):
+    """The trace's records as (type, {field: text}), from gpuwhy-report --dump."""
+    import subprocess
+    out = subprocess.run([ARGS.report, '--dump', trace], capture_output=True, text=True,
+                         timeout=120).stdout
+    recs = []
+    for line in out.splitlines():
+        kind, _, rest = line.partition(' ')
+        fields = dict(f.split('=', 1) for f in rest.split(' ') if '=' in f)
+        recs.append((kind, fields))
+    return recs
+
+
+def api_names(recs):
+    names = {f['id']: f['text'].strip('"') for k, f in recs if k == 'STRING'}
+    return {f['correlation']: (names.get(f['name_id'], ''), f) for k, f in recs if k == 'API'}
+
+
+def device_us(r, dev, bucket):
+    """A device's time in a bucket, us: its share of its own window (per_device)."""
+    for d in r.get('per_device', []):
+        if d['id'] == dev:
+            return d['breakdown'][bucket] * (d['end_ns'] - d['start_ns']) / 1e3
+    return None
+
+
+# copies_waits: the program's constants (audit/copies_waits.cu) and gpusim's cost model.
+CW_ITERS, CW_KERNEL_US, CW_HOST_US = 30, {'peer': 250.0, 'host': 100.0, 'wait': 100.0}, 300
+P2P_US = lambda b: 5 + b / 400e3  # GPUSIM_COPY_US + bytes / GPUSIM_P2P_GBPS
+D2D_US = lambda b: 5 + b / 1500e3  # memsets, at GPUSIM_D2D_GBPS
+
+
+def cw_peer(c, text, recs):
+    n, size = CW_ITERS, 256 << 10
+    c.counts(kernels=n, launches=n, memcpy=n + 1, peer_copies=n + 1, host_syncs=3,
+             syncs_explicit=2, syncs_copy=1)
+    c.ok(len(c.r.get('per_device', [])) == 2, 'two devices in the report')
+    # Every copy is one MEMCPY2 (copy kind PTOP) naming both devices, on device 0's stream.
+    cps = [f for k, f in recs if k == 'MEMCPY']
+    c.ok(len(cps) == n + 1 and all(f['copy_kind'] == '10' and f['src_device'] == '1' and
+                                   f['dst_device'] == '2' and f['device'] == '0'
+                                   for f in cps),
+         f'{len(cps)} MEMCPY records, peer (kind 10) from device 0 to 1')
+    want = (n + 1) * P2P_US(size)
+    for dev in (0, 1):
+        got = device_us(c.r, dev, 'data_transfer')
+        c.ok(got is not None and abs(got - want) < 0.05,
+             f'device {dev} data_transfer {got} us, want {want:.3f}: 31 copies on both')
+    got = device_us(c.r, 0, 'compute')
+    c.ok(got is not None and abs(got - n * 250) < 0.05, f'device 0 compute {got} us')
+    # Device 1's copies waited in device 0's stream behind its kernels: each gap between two
+    # of the 30 async copies (all queued: the device is held until the host has issued them)
+    # is a 1 us queue gap, a kernel, another: 252 us of queued work held, blocked. The gap
+    # before the last, synchronous copy follows a stream sync: not queued, not blocked.
+    got = device_us(c.r, 1, 'blocked')
+    c.ok(got is not None and abs(got - (n - 1) * 252) < 0.05,
+         f'device 1 blocked {got} us, want 29 gaps of 252 us')
+
+
+def cw_batch(c, text, recs):
+    n, batch, size = CW_ITERS, 8, 1 << 20
+    c.counts(memcpy=n * batch, kernels=0, host_syncs=n + 2, syncs_explicit=n, syncs_implicit=2)
+    c.near_us('data_transfer', n * batch * H2D_US(size), 0.05, '240 copies of 1 MiB at 25 GB/s')
+    apis = api_names(recs)
+    calls = [f for name, f in apis.values() if name.startswith('cudaMemcpyBatchAsync')]
+    c.ok(len(calls) == n and all(int(f['bytes']) == batch * size and f['stream'] != '0'
+                                 for f in calls),
+         f'{len(calls)} batch calls of {batch * size} bytes each on a stream')
+    by_corr = {}
+    for k, f in recs:
+        if k == 'MEMCPY':
+            by_corr.setdefault(f['correlation'], []).append(f)
+    ok = True
+    for f in calls:
+        cps = sorted(by_corr.get(f['correlation'], []), key=lambda x: int(x['start_ns']))
+        # one record a copy, joined to its call, back to back (1 us queue gap)
+        ok &= len(cps) == batch and all(
+            int(b['start_ns']) - int(a['end_ns']) == 1000 for a, b in zip(cps, cps[1:]))
+    c.ok(ok, 'each batch: 8 MEMCPY records joined to its call, 1 us apart')
+
+
+def cw_driver(c, text, recs):
+    n, rows, row = CW_ITERS, 64, 4096
+    c.counts(memcpy=2 * n, memset=2 * n, host_syncs=2 * n + 3, syncs_copy=2 * n,
+             syncs_explicit=1, syncs_implicit=2)
+    want = n * (2 * H2D_US(rows * row) + D2D_US(rows * row) + D2D_US(row))
+    c.near_us('data_transfer', want, 0.05, '2D and 3D copies of 256 KiB, memsets')
+    for api in ('cuMemcpy2D_v2', 'cuMemsetD16_v2'):
+        s = c.site(api)
+        c.ok(s['kind'] == 'copy' and s['count'] == n, f"{api}: {s['kind']} x{s['count']}")
+    apis = api_names(recs)
+    for name, want_bytes in (('cuMemcpy3DAsync_v2', rows * row), ('cuMemcpy2D_v2', rows * row),
+                             ('cuMemsetD2D32Async', rows * row), ('cuMemsetD16_v2', row)):
+        got = [int(f['bytes']) for nm, f in apis.values() if nm == name]
+        c.ok(len(got) == n and set(got) == {want_bytes}, f'{name}: bytes {set(got)} x{len(got)}')
+
+
+def cw_eventpoll(c, text, recs):
+    n, kernel_us = CW_ITERS, 2 * 250.0
+    polls = polled(c, n)
+    c.counts(kernels=n, launches=n, host_syncs=polls + 1, syncs_implicit=1)
+    c.near_us('compute', n * kernel_us, 1.0, '30 kernels of 2 waves x 250 us')
+    s = c.site('cudaEventQuery')
+    c.ok(s['kind'] == 'poll' and s['count'] == polls,
+         f"cudaEventQuery {s['kind']} x{s['count']}")
+    c.ok(0 < s['wait_ns'] <= polls * kernel_us * 1e3, f"polling waited {s['wait_ns']} ns")
+    hs = c.us('host_sync')
+    c.ok(hs >= (polls - 1) * 4 and abs(hs - s['exposed_ns'] / 1e3) < 1,
+         f'host_sync {hs:.0f} us: the polling waits\' exposure, >= a 4 us launch each')
+
+
+def cw_hostfn(c, text, recs):
+    n = CW_ITERS
+    c.counts(kernels=n, launches=n, host_functions=n, host_syncs=2, syncs_explicit=1,
+             syncs_implicit=1)
+    c.near_us('compute', n * 100.0, 0.5, '30 kernels of 100 us')
+    c.ok(c.r['breakdown']['blocked'] == 0, 'no gap blocked: host functions are host work')
+    sites = {h['api']: h for h in c.r['host_function_sites']}
+    c.ok(set(sites) == {'cudaLaunchHostFunc', 'cudaStreamAddCallback', 'cuLaunchHostFunc'} and
+         all(h['calls'] == n // 3 for h in sites.values()),
+         f"host function sites {[(k, h['calls']) for k, h in sites.items()]}")
+    gaps = sum(h['gaps'] for h in sites.values())
+    held = sum(h['held_ns'] for h in sites.values()) / 1e3
+    c.ok(gaps == n - 1, f'{gaps} gaps held by a host function, want {n - 1}: every kernel after '
+         'the first')
+    # Every kernel was queued (the device is held until the host has issued all), each after
+    # the first waited for a 300 us function (and 1 us before and after it): all the idle
+    # time is those gaps, host work by the host functions' sites.
+    c.ok(held >= (n - 1) * (CW_HOST_US + 2), f'held {held:.0f} us, want >= '
+         f'{(n - 1) * (CW_HOST_US + 2)}')
+    hw = c.us('host_work')
+    c.ok(abs(held - hw) < 0.5, f'held {held:.0f} us is all the host work ({hw:.0f} us)')
+    c.ok(abs(hw - (c.window_us - n * 100.0)) < 0.5, 'the idle time is all host work')
+    c.ok('host functions' in text, 'the text report names the host functions')
+
+
+def cw_waitvalue(c, text, recs):
+    n = CW_ITERS
+    c.counts(kernels=2 * n, launches=2 * n, value_waits=n, host_syncs=n + 2, syncs_explicit=n,
+             syncs_implicit=2)
+    c.near_us('compute', 2 * n * 100.0, 0.5, '60 kernels of 100 us')
+    b = c.r['blocked_streams']
+    c.ok(len(b) == 1 and b[0]['gaps'] == n and b[0]['held_by'] and
+         b[0]['held_by']['api'] == 'cuStreamWaitValue32_v2',
+         f"blocked streams {[(x['gaps'], x['held_by']) for x in b]}")
+    # Each second kernel waited for a write made 300 us after its first kernel began.
+    c.ok(c.us('blocked') >= n * (CW_HOST_US - 100), f"blocked {c.us('blocked'):.0f} us, "
+         f'want >= {n * (CW_HOST_US - 100)}')
+    c.ok('held by cuStreamWaitValue32_v2' in text, 'the text report names the wait')
+
+
+def copies_waits(tmp):
+    """The copies and waits of audit/copies_waits.cu, one mode a run."""
+    ku, hold = 'GPUSIM_KERNEL_US', {'GPUSIM_HOLD_US': '200000'}
+    # peer and hostfn need every operation queued before the device starts: it is held
+    for fn, env in [(cw_peer, {'GPUSIM_DEVICES': '2', ku: 'k_peer=250', **hold}),
+                    (cw_batch, {}), (cw_driver, {}),
+                    (cw_eventpoll, {ku: 'k_poll=250'}),
+                    (cw_hostfn, {ku: 'k_host=100', **hold}),
+                    (cw_waitvalue, {ku: 'k_wait=100'})]:
+        mode = fn.__name__[3:]
+        if ARGS.only and ARGS.only not in ('copies_waits', mode):
+            continue
+        trace = os.path.join(tmp, f'cw-{mode}.trace.zst')
+        why, r, text = profile(ARGS.build, ARGS.report,
+                               [os.path.join(ARGS.programs, 'audit-copies_waits'), mode],
+                               trace, env)
+        if why:
+            errors = [why]
+        else:
+            c = Checker(r)
+            c.sums_to_one()
+            fn(c, text, dump(trace))
+            errors = c.errors
+        expect(not errors, f'copies_waits {mode}: ' + ('; '.join(errors) or 'as derived'))
+
+
 PROGRAMS = [
     # the device waits until the host has queued everything (GPUSIM_HOLD_US): see the programs
     (graph_replay, {'GPUSIM_HOLD_US': '200000', 'GPUSIM_QUEUE_DEPTH': '4096'}),
@@ -305,6 +495,7 @@ def main():
             expect(not errors, f'{fn.__name__}: ' + ('; '.join(errors) or 'as derived'))
         if not ARGS.only or ARGS.only == 'edge_cases':
             edge_cases(tmp)
+        copies_waits(tmp)
     print(f'{len(FAILS)} failed')
     return 1 if FAILS else 0
 

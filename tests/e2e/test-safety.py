@@ -180,6 +180,8 @@ def test_writes(tmp):
         elif temp.match(path) and call in ('open', 'openat', 'chmod', 'rename', 'renameat',
                                            'renameat2'):
             seen.add('temp')
+        elif path == '/dev/null' and call.startswith('open'):
+            continue  # the null device (the launcher's signal witness's stdio): no file
         elif call.startswith('link') and path.startswith('/proc/self/fd/'):
             continue  # the unnamed page, given its name just below
         elif path == page and (call.startswith('rename') or call.startswith('link')):

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 
-from checks import FAILS, expect
+from checks import FAILS, expect, favoured
 
 ARGS = None
 K = 4  # gemms a step (steps_nvtx --kernels)
@@ -50,7 +50,7 @@ def run_workload(trace, args):
     env.pop('NVTX_INJECTION64_PATH', None)  # the constructor names the library itself
     p = subprocess.run([ARGS.workload, '--kernels', str(K), '--decide-us', str(DECIDE_US)] + args,
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       timeout=300)
+                       timeout=300, preexec_fn=favoured)
     return expect(p.returncode == 0, 'steps_nvtx %s exits 0 (%s)' % (' '.join(args),
                                                                     p.stderr.strip()[-300:]))
 

@@ -341,6 +341,10 @@ static void gen_one(struct gw_analyzer *a, struct gen *g, uint64_t *corr_next)
 		r.memcpy.src_kind = u8(g) % 8;
 		r.memcpy.dst_kind = u8(g) % 8;
 		r.memcpy.flags = u8(g) % 2;
+		if (u8(g) < 64) { /* a peer copy: both devices (+ 1), any of them */
+			r.memcpy.src_device = small_id(g, 4);
+			r.memcpy.dst_device = small_id(g, 4);
+		}
 		break;
 	}
 	case 11: {
@@ -373,6 +377,27 @@ static void gen_one(struct gw_analyzer *a, struct gen *g, uint64_t *corr_next)
 	case 14: {
 		uint64_t s = tm(g);
 
+		uint8_t v = u8(g);
+
+		if (v < 64) { /* a host function or a wait for a value held a stream */
+			r.type = GW_REC_STREAM_OP;
+			r.stream_op.correlation = small_id(g, 64);
+			r.stream_op.kind = u8(g) % 4;
+			r.stream_op.tid = u8(g) % 4;
+			r.stream_op.device = small_id(g, 3);
+			r.stream_op.stream = small_id(g, 4);
+			r.stream_op.address = val(g);
+			break;
+		}
+		if (v < 80) { /* CUPTI's buffers on a device */
+			r.type = GW_REC_COUNTER;
+			r.counter.time_ns = s;
+			r.counter.device = small_id(g, 3);
+			r.counter.counter = u8(g) < 128 ? GW_COUNTER_CUPTI_BUFFER_BYTES
+							: GW_COUNTER_CUPTI_BUFFER_LIMIT_BYTES;
+			r.counter.value = val(g);
+			break;
+		}
 		r.type = GW_REC_SYNC;
 		r.sync.correlation = small_id(g, 64);
 		r.sync.start_ns = s;
@@ -380,6 +405,13 @@ static void gen_one(struct gw_analyzer *a, struct gen *g, uint64_t *corr_next)
 		r.sync.type = u8(g) % 6;
 		r.sync.stream = small_id(g, 4);
 		r.sync.event = val(g);
+		if (v < 192) { /* a polling wait */
+			r.sync.queries = val(g);
+			r.sync.tid = u8(g) % 4;
+			r.sync.device = small_id(g, 3);
+			r.sync.name_id = small_id(g, 16);
+			r.sync.stack_id = small_id(g, 16);
+		}
 		break;
 	}
 	case 15:

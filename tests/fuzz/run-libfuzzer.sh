@@ -43,11 +43,17 @@ for target in $targets; do
 			$libs -o "$out/fuzz-kineto" &
 		;;
 	fuzz-analysis)
-		python3 "$root/report/html/embed.py" "$root/report/html/report.html" \
-			"$root/report/html/report.css" "$root/report/html/report.js" "$page"
+		# both pages, as report/meson.build makes them
+		python3 "$root/report/html/embed.py" gw_html_page "$root/report/html/report.html" \
+			"$root/report/html/report.css" "$root/report/html/colors.js" \
+			"$root/report/html/report.js" "$page"
+		python3 "$root/report/html/embed.py" gw_diff_page "$root/report/html/diff.html" \
+			"$root/report/html/report.css" "$root/report/html/colors.js" \
+			"$root/report/html/diff.js" "$out/report-diff-page.c"
 		# shellcheck disable=SC2086
 		"$cc" $flags "$root/tests/fuzz/fuzz-analysis.c" "$root"/analysis/*.c $sources \
-			"$root"/report/*.c "$page" $libs -ldw -lm -lstdc++ -o "$out/fuzz-analysis" &
+			"$root"/report/*.c "$page" "$out/report-diff-page.c" $libs -ldw -lm -lstdc++ \
+			-o "$out/fuzz-analysis" &
 		;;
 	*)
 		echo "run-libfuzzer: unknown target $target" >&2

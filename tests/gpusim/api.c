@@ -5,7 +5,7 @@
 const struct gw_sim_hooks *_Atomic gw_sim_hooks_ptr;
 static atomic_uint next_correlation = 1;
 static __thread struct gw_sim_api *current;
-static atomic_bool context_created;
+static atomic_bool context_created[GW_SIM_MAX_DEVICES];
 
 void gw_sim_set_hooks(const struct gw_sim_hooks *hooks)
 {
@@ -61,9 +61,9 @@ void gw_sim_api_begin(struct gw_sim_api *a, CUpti_CallbackDomain domain, CUpti_C
 			: atomic_fetch_add_explicit(&next_correlation, 1, memory_order_relaxed);
 	current = a;
 	h->api_enter(a);
-	/* Context creation, inside the first call as on a GPU (0.1-1 s there); CUPTI's resource
-	 * callback says when it is done. */
-	if (!a->outer && !atomic_exchange(&context_created, true)) {
+	/* Context creation, inside the first call with a device current, as on a GPU (0.1-1 s
+	 * there); CUPTI's resource callback says when it is done. */
+	if (!a->outer && !atomic_exchange(&context_created[gw_sim_current_device()], true)) {
 		if (gw_sim_rt.cfg.init_ns)
 			gw_sim_wait_until(gw_sim_now_ns() + gw_sim_rt.cfg.init_ns);
 		if (h->context_created)

@@ -89,8 +89,10 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	double sms = env_num("GPUSIM_SMS", 132);
 	double depth = env_num("GPUSIM_QUEUE_DEPTH", 1024);
 	double green = env_num("GPUSIM_GREEN_SMS", 0);
+	double devices = env_num("GPUSIM_DEVICES", 1);
 
 	memset(cfg, 0, sizeof(*cfg));
+	cfg->devices = devices >= 1 && devices <= GW_SIM_MAX_DEVICES ? (uint32_t)devices : 1;
 	cfg->sms = sms >= 1 ? (uint32_t)sms : 132;
 	cfg->green_sms = green >= 1 && green < cfg->sms ? (uint32_t)green : 0;
 	cfg->mem_bytes = (uint64_t)(env_num("GPUSIM_MEM_GB", 80) * (double)(1ull << 30));
@@ -104,6 +106,7 @@ void gw_sim_config_load(struct gw_sim_config *cfg)
 	cfg->h2d_gbps = env_num("GPUSIM_H2D_GBPS", 25);
 	cfg->d2h_gbps = env_num("GPUSIM_D2H_GBPS", 25);
 	cfg->d2d_gbps = env_num("GPUSIM_D2D_GBPS", 1500);
+	cfg->p2p_gbps = env_num("GPUSIM_P2P_GBPS", 400);
 	cfg->queue_depth = depth >= 1 ? (uint32_t)depth : 1024;
 	cfg->nested_shared_correlation = nested && !strcmp(nested, "shared");
 	cfg->gpu_driver_correlation = gpu_corr && !strcmp(gpu_corr, "driver");

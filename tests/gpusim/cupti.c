@@ -28,6 +28,7 @@ union record {
 	CUpti_Activity base;
 	CUpti_ActivityKernel10 kernel;
 	CUpti_ActivityMemcpy6 memcpy;
+	CUpti_ActivityMemcpyPtoP4 memcpy2;
 	CUpti_ActivityMemset4 memset;
 	CUpti_ActivityMemory4 memory;
 	CUpti_ActivityAPI api;
@@ -373,6 +374,8 @@ static size_t record_size(CUpti_ActivityKind kind)
 		return sizeof(CUpti_ActivityKernel10);
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
 		return sizeof(CUpti_ActivityMemcpy6);
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		return sizeof(CUpti_ActivityMemcpyPtoP4);
 	case CUPTI_ACTIVITY_KIND_MEMSET:
 		return sizeof(CUpti_ActivityMemset4);
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
@@ -764,7 +767,7 @@ static void fire(struct gw_sim_api *a, CUpti_ApiCallbackSite site)
 		.functionReturnValue = site == CUPTI_API_EXIT ? (void *)&a->ret : NULL,
 		.symbolName = a->symbol,
 		.context = gw_sim_context(),
-		.contextUid = GW_SIM_CONTEXT_ID,
+		.contextUid = (uint32_t)gw_sim_context_device(gw_sim_context()) + 1,
 		.correlationData = &a->correlation_data,
 		.correlationId = a->correlation_id,
 	};
@@ -841,6 +844,10 @@ static CUpti_ActivityKind op_record_kind(const struct gw_sim_op *op)
 			return CUPTI_ACTIVITY_KIND_KERNEL;
 		break;
 	case GW_SIM_OP_MEMCPY:
+		/* a copy between two devices is CUPTI's MEMCPY2 kind, never a MEMCPY */
+		if (op->peer)
+			return kind_on(CUPTI_ACTIVITY_KIND_MEMCPY2) ? CUPTI_ACTIVITY_KIND_MEMCPY2
+								    : CUPTI_ACTIVITY_KIND_INVALID;
 		if (kind_on(CUPTI_ACTIVITY_KIND_MEMCPY))
 			return CUPTI_ACTIVITY_KIND_MEMCPY;
 		break;
@@ -905,8 +912,8 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.start = gpu_ts(op->start_ns),
 			.end = gpu_ts(op->end_ns),
 			.completed = gpu_ts(op->end_ns),
-			.deviceId = 0,
-			.contextId = GW_SIM_CONTEXT_ID,
+			.deviceId = op->device,
+			.contextId = op->device + 1,
 			.streamId = op->stream_id,
 			.gridX = (int32_t)op->grid.x,
 			.gridY = (int32_t)op->grid.y,
@@ -935,6 +942,30 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 		};
 		break;
 	case GW_SIM_OP_MEMCPY:
+		if (op->peer) {
+			r->memcpy2 = (CUpti_ActivityMemcpyPtoP4){
+				.kind = CUPTI_ACTIVITY_KIND_MEMCPY2,
+				.copyKind = op->copy_kind,
+				.srcKind = op->src_kind,
+				.dstKind = op->dst_kind,
+				.flags = op->async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
+				.bytes = op->bytes,
+				.start = gpu_ts(op->start_ns),
+				.end = gpu_ts(op->end_ns),
+				.deviceId = op->device,
+				.contextId = op->device + 1,
+				.streamId = op->stream_id,
+				.srcDeviceId = op->src_device,
+				.srcContextId = op->src_device + 1,
+				.dstDeviceId = op->dst_device,
+				.dstContextId = op->dst_device + 1,
+				.correlationId = op->correlation_id,
+				.graphNodeId = op->graph_node_id,
+				.graphId = op->graph_id,
+				.channelType = CUPTI_CHANNEL_TYPE_ASYNC_MEMCPY,
+			};
+			break;
+		}
 		r->memcpy = (CUpti_ActivityMemcpy6){
 			.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
 			.copyKind = op->copy_kind,
@@ -944,7 +975,8 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.bytes = op->bytes,
 			.start = gpu_ts(op->start_ns),
 			.end = gpu_ts(op->end_ns),
-			.contextId = GW_SIM_CONTEXT_ID,
+			.deviceId = op->device,
+			.contextId = op->device + 1,
 			.streamId = op->stream_id,
 			.correlationId = op->correlation_id,
 			.runtimeCorrelationId = op->correlation_id,
@@ -961,7 +993,8 @@ static void build_op_record(union record *r, CUpti_ActivityKind kind, const stru
 			.bytes = op->bytes,
 			.start = gpu_ts(op->start_ns),
 			.end = gpu_ts(op->end_ns),
-			.contextId = GW_SIM_CONTEXT_ID,
+			.deviceId = op->device,
+			.contextId = op->device + 1,
 			.streamId = op->stream_id,
 			.correlationId = op->correlation_id,
 			.flags = op->async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0,
@@ -1025,7 +1058,7 @@ static void hk_sync(const struct gw_sim_sync_event *ev)
 	push(&r, 0);
 }
 
-/* The one context, once the device is up: a green one under GPUSIM_GREEN_SMS. */
+/* Each device's context, once the devices are up: a green one under GPUSIM_GREEN_SMS. */
 static void emit_context(void)
 {
 	const struct gw_sim_config *cfg;
@@ -1036,16 +1069,18 @@ static void emit_context(void)
 	    !atomic_compare_exchange_strong(&cp.context_emitted, &expected, true))
 		return;
 	cfg = gw_sim_config();
-	r.context = (CUpti_ActivityContext3){
-		.kind = CUPTI_ACTIVITY_KIND_CONTEXT,
-		.contextId = GW_SIM_CONTEXT_ID,
-		.deviceId = 0,
-		.computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA,
-		.nullStreamId = GW_SIM_LEGACY_STREAM_ID,
-		.isGreenContext = cfg->green_sms ? 1 : 0,
-		.numMultiprocessors = (uint16_t)cfg->green_sms,
-	};
-	push(&r, 0);
+	for (uint32_t d = 0; d < cfg->devices; d++) {
+		r.context = (CUpti_ActivityContext3){
+			.kind = CUPTI_ACTIVITY_KIND_CONTEXT,
+			.contextId = d + 1,
+			.deviceId = d,
+			.computeApiKind = CUPTI_ACTIVITY_COMPUTE_API_CUDA,
+			.nullStreamId = GW_SIM_LEGACY_STREAM_ID,
+			.isGreenContext = cfg->green_sms ? 1 : 0,
+			.numMultiprocessors = (uint16_t)cfg->green_sms,
+		};
+		push(&r, 0);
+	}
 }
 
 static void emit_device(void)
@@ -1060,38 +1095,41 @@ static void emit_device(void)
 	    !atomic_compare_exchange_strong(&cp.device_emitted, &expected, true))
 		return;
 	cfg = gw_sim_config();
-	r.device = (CUpti_ActivityDevice5){
-		.kind = CUPTI_ACTIVITY_KIND_DEVICE,
-		.globalMemoryBandwidth = (uint64_t)(cfg->d2d_gbps * 1e6), /* KB/s */
-		.globalMemorySize = cfg->mem_bytes,
-		.constantMemorySize = 64 * 1024,
-		.l2CacheSize = 50 * 1024 * 1024,
-		.numThreadsPerWarp = 32,
-		.coreClockRate = 1980000,
-		.numMemcpyEngines = 2,
-		.numMultiprocessors = cfg->sms,
-		.maxIPC = 4,
-		.maxWarpsPerMultiprocessor = GW_SIM_THREADS_PER_SM / 32,
-		.maxBlocksPerMultiprocessor = GW_SIM_BLOCKS_PER_SM,
-		.maxSharedMemoryPerMultiprocessor = GW_SIM_SMEM_PER_SM,
-		.maxRegistersPerMultiprocessor = GW_SIM_REGS_PER_SM,
-		.maxRegistersPerBlock = GW_SIM_REGS_PER_SM,
-		.maxSharedMemoryPerBlock = GW_SIM_SMEM_PER_BLOCK,
-		.maxThreadsPerBlock = GW_SIM_MAX_THREADS,
-		.maxBlockDimX = 1024,
-		.maxBlockDimY = 1024,
-		.maxBlockDimZ = 64,
-		.maxGridDimX = 0x7fffffff,
-		.maxGridDimY = 65535,
-		.maxGridDimZ = 65535,
-		.computeCapabilityMajor = 9,
-		.computeCapabilityMinor = 0,
-		.id = 0,
-		.name = GW_SIM_DEVICE_NAME,
-		.isCudaVisible = 1,
-	};
-	memcpy(r.device.uuid.bytes, "gpusim-device-00", 16);
-	push(&r, 0);
+	for (uint32_t d = 0; d < cfg->devices; d++) {
+		r.device = (CUpti_ActivityDevice5){
+			.kind = CUPTI_ACTIVITY_KIND_DEVICE,
+			.globalMemoryBandwidth = (uint64_t)(cfg->d2d_gbps * 1e6), /* KB/s */
+			.globalMemorySize = cfg->mem_bytes,
+			.constantMemorySize = 64 * 1024,
+			.l2CacheSize = 50 * 1024 * 1024,
+			.numThreadsPerWarp = 32,
+			.coreClockRate = 1980000,
+			.numMemcpyEngines = 2,
+			.numMultiprocessors = cfg->sms,
+			.maxIPC = 4,
+			.maxWarpsPerMultiprocessor = GW_SIM_THREADS_PER_SM / 32,
+			.maxBlocksPerMultiprocessor = GW_SIM_BLOCKS_PER_SM,
+			.maxSharedMemoryPerMultiprocessor = GW_SIM_SMEM_PER_SM,
+			.maxRegistersPerMultiprocessor = GW_SIM_REGS_PER_SM,
+			.maxRegistersPerBlock = GW_SIM_REGS_PER_SM,
+			.maxSharedMemoryPerBlock = GW_SIM_SMEM_PER_BLOCK,
+			.maxThreadsPerBlock = GW_SIM_MAX_THREADS,
+			.maxBlockDimX = 1024,
+			.maxBlockDimY = 1024,
+			.maxBlockDimZ = 64,
+			.maxGridDimX = 0x7fffffff,
+			.maxGridDimY = 65535,
+			.maxGridDimZ = 65535,
+			.computeCapabilityMajor = 9,
+			.computeCapabilityMinor = 0,
+			.id = d,
+			.name = GW_SIM_DEVICE_NAME,
+			.isCudaVisible = 1,
+		};
+		memcpy(r.device.uuid.bytes, "gpusim-device-00", 16);
+		r.device.uuid.bytes[15] = (char)('0' + d);
+		push(&r, 0);
+	}
 }
 
 static void hk_context_created(void)
@@ -1330,6 +1368,7 @@ static bool kind_supported(CUpti_ActivityKind kind)
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
 	case CUPTI_ACTIVITY_KIND_MEMSET:
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
@@ -1525,14 +1564,40 @@ CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *valu
 	return CUPTI_SUCCESS;
 }
 
+/* CUPTI's documented defaults (cupti_activity.h): gpusim allocates nothing for them. */
 CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *valueSize, void *value)
 {
-	(void)attr;
+	size_t v;
+
 	if (!valueSize || !value)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	memset(value, 0, *valueSize);
-	if (*valueSize >= sizeof(size_t) && attr == CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE)
-		*(size_t *)value = 3 * 1024 * 1024;
+	switch (attr) {
+	case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE:
+		v = 3200000;
+		break;
+	case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE_CDP:
+		v = 8388608;
+		break;
+	case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT:
+		v = 250;
+		break;
+	case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE:
+		v = 3;
+		break;
+	case CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED:
+	case CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER:
+		if (*valueSize < 1)
+			return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
+		*(uint8_t *)value = 0;
+		*valueSize = 1;
+		return CUPTI_SUCCESS;
+	default:
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	}
+	if (*valueSize < sizeof(size_t))
+		return CUPTI_ERROR_PARAMETER_SIZE_NOT_SUFFICIENT;
+	*(size_t *)value = v;
+	*valueSize = sizeof(size_t);
 	return CUPTI_SUCCESS;
 }
 
@@ -1553,22 +1618,30 @@ CUptiResult cuptiGetThreadIdType(CUpti_ActivityThreadIdType *type)
 	return CUPTI_SUCCESS;
 }
 
+/* A context's device: NULL is the calling thread's current one. */
+static int device_of(CUcontext context)
+{
+	return gw_sim_context_device(context ? context : gw_sim_context());
+}
+
 CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
 {
-	(void)context;
+	int d = device_of(context);
+
 	FORK_GUARD();
-	if (!deviceId)
+	if (!deviceId || d < 0)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	*deviceId = 0;
+	*deviceId = (uint32_t)d;
 	return CUPTI_SUCCESS;
 }
 
 CUptiResult cuptiGetContextId(CUcontext context, uint32_t *contextId)
 {
-	(void)context;
-	if (!contextId)
+	int d = device_of(context);
+
+	if (!contextId || d < 0)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	*contextId = GW_SIM_CONTEXT_ID;
+	*contextId = (uint32_t)d + 1;
 	return CUPTI_SUCCESS;
 }
 

@@ -177,15 +177,90 @@ cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolP
 	RT_END(k ? cudaSuccess : cudaErrorInvalidDeviceFunction);
 }
 
+/* --- entry points by name (cudaGetDriverEntryPoint), as a program without libcuda gets them --- */
+
+/* The driver functions gpusim has, by the name a program asks for (cuda.h's, without the
+ * version suffix the header maps it to): the newest form. */
+struct entry {
+	const char *name;
+	void *fn;
+};
+
+#define ENTRY(name, fn)                                                                            \
+	{                                                                                          \
+		name, (void *)(fn)                                                                 \
+	}
+static const struct entry entries[] = {
+	ENTRY("cuLaunchKernel", cuLaunchKernel),
+	ENTRY("cuLaunchKernelEx", cuLaunchKernelEx),
+	ENTRY("cuLaunchCooperativeKernel", cuLaunchCooperativeKernel),
+	ENTRY("cuGraphLaunch", cuGraphLaunch),
+	ENTRY("cuLaunchHostFunc", cuLaunchHostFunc),
+	ENTRY("cuStreamAddCallback", cuStreamAddCallback),
+	ENTRY("cuStreamWaitValue32", cuStreamWaitValue32_v2),
+	ENTRY("cuStreamWaitValue64", cuStreamWaitValue64_v2),
+	ENTRY("cuMemcpyPeer", cuMemcpyPeer),
+	ENTRY("cuMemcpyPeerAsync", cuMemcpyPeerAsync),
+	ENTRY("cuMemcpy2D", cuMemcpy2D_v2),
+	ENTRY("cuMemcpy2DUnaligned", cuMemcpy2DUnaligned_v2),
+	ENTRY("cuMemcpy2DAsync", cuMemcpy2DAsync_v2),
+	ENTRY("cuMemcpy3D", cuMemcpy3D_v2),
+	ENTRY("cuMemcpy3DAsync", cuMemcpy3DAsync_v2),
+	ENTRY("cuMemcpyBatchAsync", cuMemcpyBatchAsync_v2),
+	ENTRY("cuMemsetD16", cuMemsetD16_v2),
+	ENTRY("cuMemsetD16Async", cuMemsetD16Async),
+	ENTRY("cuMemsetD2D8", cuMemsetD2D8_v2),
+	ENTRY("cuMemsetD2D8Async", cuMemsetD2D8Async),
+	ENTRY("cuMemsetD2D16", cuMemsetD2D16_v2),
+	ENTRY("cuMemsetD2D16Async", cuMemsetD2D16Async),
+	ENTRY("cuMemsetD2D32", cuMemsetD2D32_v2),
+	ENTRY("cuMemsetD2D32Async", cuMemsetD2D32Async),
+};
+
+static cudaError_t entry_point(const char *symbol, void **funcPtr,
+			       enum cudaDriverEntryPointQueryResult *status)
+{
+	gw_sim_init();
+	if (!symbol || !funcPtr)
+		return cudaErrorInvalidValue;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
+		if (!strcmp(symbol, entries[i].name)) {
+			*funcPtr = entries[i].fn;
+			if (status)
+				*status = cudaDriverEntryPointSuccess;
+			return cudaSuccess;
+		}
+	*funcPtr = NULL;
+	if (status)
+		*status = cudaDriverEntryPointSymbolNotFound;
+	return cudaSuccess;
+}
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+				    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	(void)flags;
+	return entry_point(symbol, funcPtr, driverStatus);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
+					     unsigned int cudaVersion, unsigned long long flags,
+					     enum cudaDriverEntryPointQueryResult *driverStatus)
+{
+	(void)flags;
+	(void)cudaVersion; /* the newest form of each: what CUDA 13 gives */
+	return entry_point(symbol, funcPtr, driverStatus);
+}
+
 /* Device queries a tool makes from its own thread (the NVML sampler matches devices by uuid):
- * one device, its uuid the one CUPTI's DEVICE record and cudaGetDeviceProperties give. */
+ * each device's uuid the one CUPTI's DEVICE record and cudaGetDeviceProperties give. */
 CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal)
 {
 	if (!gw_sim_device_ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!device || ordinal)
+	if (!device || ordinal < 0 || (uint32_t)ordinal >= gw_sim_config()->devices)
 		return CUDA_ERROR_INVALID_DEVICE;
-	*device = 0;
+	*device = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -193,8 +268,9 @@ CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 {
 	if (!gw_sim_device_ready())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!uuid || dev)
+	if (!uuid || dev < 0 || (uint32_t)dev >= gw_sim_config()->devices)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(uuid->bytes, "gpusim-device-00", 16);
+	uuid->bytes[15] = (char)('0' + dev); /* as its DEVICE record's */
 	return CUDA_SUCCESS;
 }

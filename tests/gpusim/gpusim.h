@@ -19,8 +19,9 @@
 #define GW_SIM_BLOCKS_PER_SM	32
 #define GW_SIM_MAX_THREADS	1024
 #define GW_SIM_DEVICE_NAME	"gpusim (simulated H100-like GPU)"
-#define GW_SIM_LEGACY_STREAM_ID 7
-#define GW_SIM_CONTEXT_ID	1
+#define GW_SIM_LEGACY_STREAM_ID 7 /* each device's legacy stream, as CUPTI numbers them */
+#define GW_SIM_CONTEXT_ID	1 /* device 0's context; device d's is d + 1 */
+#define GW_SIM_MAX_DEVICES	8
 
 /* A GPUSIM_KERNEL_* entry: kernels whose mangled name contains substr get its values. */
 struct gw_sim_kernel_rule {
@@ -31,6 +32,7 @@ struct gw_sim_kernel_rule {
 
 /* Knobs read once from the environment (GPUSIM_*); times already converted to ns. */
 struct gw_sim_config {
+	uint32_t devices; /* GPUSIM_DEVICES: simulated GPUs, each its own timeline */
 	uint32_t sms;
 	uint64_t mem_bytes;
 	uint64_t launch_ns;
@@ -40,6 +42,7 @@ struct gw_sim_config {
 	double h2d_gbps;
 	double d2h_gbps;
 	double d2d_gbps;
+	double p2p_gbps; /* GPUSIM_P2P_GBPS: between two devices */
 	uint32_t queue_depth;
 	uint64_t init_ns;	 /* GPUSIM_INIT_MS: the first call creates the context */
 	uint64_t module_load_ns; /* GPUSIM_MODULE_LOAD_US: a kernel's first launch loads it */
@@ -83,13 +86,17 @@ enum gw_sim_op_kind {
 /* One operation placed on the virtual device timeline, as handed to the CUPTI stand-in. */
 struct gw_sim_op {
 	enum gw_sim_op_kind kind;
-	uint64_t queued_ns;
+	uint64_t queued_ns; /* set before gw_sim_enqueue: when its call issued it (0: then) */
 	uint64_t start_ns;
 	uint64_t end_ns;
 	uint32_t stream_id;
+	uint32_t device; /* the device whose stream runs it */
 	uint32_t correlation_id;
 	uint32_t graph_id;
 	uint64_t graph_node_id;
+	/* the calling thread waits for it (a synchronous copy or memset): on a stream held by a
+	 * host function or a wait for a value, the call waits for the hold to end first */
+	bool blocking;
 	/* GW_SIM_OP_KERNEL */
 	const char *name;
 	dim3 grid;
@@ -106,6 +113,9 @@ struct gw_sim_op {
 	uint8_t dst_kind;
 	bool async;
 	uint32_t value;
+	/* a copy between two devices: CUPTI's MEMCPY2 record (CUpti_ActivityMemcpyPtoP4) */
+	bool peer;
+	uint32_t src_device, dst_device;
 	/* what it uses of the device (kernels: the GPUSIM_KERNEL_DRAM/SM/TENSOR knobs; copies
 	 * and memsets: their rate over the peak) */
 	struct gw_sim_usage usage;
@@ -187,10 +197,14 @@ bool gw_sim_device_ready(void);
 void gw_sim_driver_init(void);
 /* The CUPTI stream id of a stream handle; -EINVAL for an unknown handle. */
 int gw_sim_stream_id(cudaStream_t stream, bool per_thread, uint32_t *ret_id);
-/* The one context handle the runtime reports. */
+/* The context of the calling thread's current device (each device has one). */
 CUcontext gw_sim_context(void);
+/* Device d's context; the device of a context, or -1 for a handle that is none. */
+CUcontext gw_sim_device_context(unsigned int d);
+int gw_sim_context_device(CUcontext ctx);
 /* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
- * keeps the last 65,536 operations' usage (work queued before NVML was loaded counts too). */
+ * keeps each operation's usage for ten seconds after its end (work queued before NVML was
+ * loaded counts too). */
 void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
 #endif

@@ -92,18 +92,6 @@ cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
 	RT_END(cudaSuccess);
 }
 
-cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
-{
-	RT_BEGIN(cudaDeviceCanAccessPeer, v4000, canAccessPeer, device, peerDevice);
-
-	if (!canAccessPeer)
-		RT_END(cudaErrorInvalidValue);
-	if (device != 0 || peerDevice != 0)
-		RT_END(cudaErrorInvalidDevice);
-	*canAccessPeer = 0;
-	RT_END(cudaSuccess);
-}
-
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
 {
 	RT_BEGIN(cudaStreamGetPriority, v5050, hStream, priority);
@@ -134,11 +122,13 @@ cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
 {
 	RT_BEGIN(cudaStreamGetDevice, v12080, hStream, device);
 
-	if (!gw_sim_stream_get(hStream, false))
+	struct gw_sim_stream *s = gw_sim_stream_get(hStream, false);
+
+	if (!s)
 		RT_END(cudaErrorInvalidResourceHandle);
 	if (!device)
 		RT_END(cudaErrorInvalidValue);
-	*device = 0;
+	*device = (int)s->device;
 	RT_END(cudaSuccess);
 }
 

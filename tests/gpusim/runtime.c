@@ -56,6 +56,25 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 	RT_END(err);
 }
 
+/* Rows padded to 512 bytes, as CUDA's texture alignment pads them. */
+cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{
+	RT_BEGIN(cudaMallocPitch, v3020, devPtr, pitch, width, height);
+	cudaError_t err;
+	size_t p = (width + 511) / 512 * 512;
+
+	if (!pitch)
+		RT_END(cudaErrorInvalidValue);
+	*pitch = p;
+	{
+		DRV_BEGIN(cuMemAllocPitch_v2, cuMemAllocPitch_v2_params, (CUdeviceptr *)devPtr,
+			  pitch, width, height, 4);
+		err = alloc_common(GW_SIM_MEM_DEVICE, devPtr, p * height, NULL, false);
+		DRV_END(err);
+	}
+	RT_END(err);
+}
+
 cudaError_t cudaFree(void *devPtr)
 {
 	RT_BEGIN(cudaFree, v3020, devPtr);
@@ -244,12 +263,12 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 
 /* --- copies and memsets: the bytes move at the call, the device time follows the model --- */
 
-static bool on_device(enum gw_sim_mem kind)
+bool gw_sim_on_device(enum gw_sim_mem kind)
 {
 	return kind == GW_SIM_MEM_DEVICE || kind == GW_SIM_MEM_MANAGED || kind == GW_SIM_MEM_SYMBOL;
 }
 
-static uint8_t activity_mem_kind(enum gw_sim_mem kind)
+uint8_t gw_sim_activity_mem_kind(enum gw_sim_mem kind)
 {
 	switch (kind) {
 	case GW_SIM_MEM_DEVICE:
@@ -266,27 +285,11 @@ static uint8_t activity_mem_kind(enum gw_sim_mem kind)
 	return CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
 }
 
-static uint64_t transfer_ns(uint64_t bytes, double gbps)
+uint64_t gw_sim_transfer_ns(uint64_t bytes, double gbps)
 {
 	/* GB/s with GB = 1e9 is bytes per ns. */
 	return gw_sim_rt.cfg.copy_ns + (gbps > 0 ? (uint64_t)((double)bytes / gbps + 0.5) : 0);
 }
-
-struct copy_req {
-	void *dst;
-	const void *src;
-	size_t dpitch;
-	size_t spitch;
-	size_t width;
-	size_t height;
-	enum cudaMemcpyKind kind;
-	cudaStream_t stream;
-	bool async;
-	bool per_thread;
-	size_t depth;  /* 3D copies only; 0 means 1 */
-	size_t dslice; /* bytes between slices */
-	size_t sslice;
-};
 
 union drv_copy_params {
 	cuMemcpyHtoD_v2_params htod;
@@ -301,7 +304,7 @@ union drv_copy_params {
 
 /* The driver call the runtime makes for a 1D copy of this direction. */
 static void drv_copy_begin(struct gw_sim_api *d, union drv_copy_params *p, uint8_t dir,
-			   const struct copy_req *r, size_t bytes)
+			   const struct gw_sim_copy_req *r, size_t bytes)
 {
 	CUdeviceptr dst = (CUdeviceptr)r->dst, src = (CUdeviceptr)r->src;
 	CUpti_CallbackId cbid;
@@ -358,7 +361,7 @@ static void drv_copy_begin(struct gw_sim_api *d, union drv_copy_params *p, uint8
 	gw_sim_api_begin(d, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, p, NULL);
 }
 
-static cudaError_t do_copy(const struct copy_req *r)
+cudaError_t gw_sim_copy(const struct gw_sim_copy_req *r)
 {
 	size_t depth = r->depth ? r->depth : 1;
 	size_t bytes = r->width * r->height * depth;
@@ -383,8 +386,8 @@ static cudaError_t do_copy(const struct copy_req *r)
 	if (gw_sim_mem_find(r->dst, dspan, &dk, NULL) < 0 ||
 	    gw_sim_mem_find(r->src, sspan, &sk, NULL) < 0)
 		return cudaErrorInvalidValue;
-	dev_dst = on_device(dk);
-	dev_src = on_device(sk);
+	dev_dst = gw_sim_on_device(dk);
+	dev_src = gw_sim_on_device(sk);
 	switch (r->kind) {
 	case cudaMemcpyHostToDevice:
 		if (!dev_dst)
@@ -426,66 +429,71 @@ static cudaError_t do_copy(const struct copy_req *r)
 	}
 	pageable =
 		(!dev_src && sk == GW_SIM_MEM_PAGEABLE) || (!dev_dst && dk == GW_SIM_MEM_PAGEABLE);
-	drv_copy_begin(&d, &dp, op.copy_kind, r, bytes);
-	for (size_t z = 0; z < depth; z++)
+	if (!r->direct)
+		drv_copy_begin(&d, &dp, op.copy_kind, r, bytes);
+	for (size_t z = 0; z < depth && !r->moved; z++)
 		for (size_t row = 0; row < r->height; row++)
 			memmove((char *)r->dst + z * r->dslice + row * r->dpitch,
 				(const char *)r->src + z * r->sslice + row * r->spitch, r->width);
 	op.bytes = bytes;
-	op.src_kind =
-		activity_mem_kind(dev_src || sk != GW_SIM_MEM_PAGEABLE ? sk : GW_SIM_MEM_PAGEABLE);
-	op.dst_kind = activity_mem_kind(dk);
+	op.src_kind = gw_sim_activity_mem_kind(
+		dev_src || sk != GW_SIM_MEM_PAGEABLE ? sk : GW_SIM_MEM_PAGEABLE);
+	op.dst_kind = gw_sim_activity_mem_kind(dk);
 	op.async = r->async;
+	op.queued_ns = r->issued_ns;
+	op.blocking = !r->async || pageable;
 	op.correlation_id = gw_sim_correlation();
-	gw_sim_enqueue(s, &op, transfer_ns(bytes, gbps), false);
+	gw_sim_enqueue(s, &op, gw_sim_transfer_ns(bytes, gbps), false);
 	/* Synchronous copies, and async ones through pageable memory, return when done. */
-	if (!r->async || pageable)
+	if (op.blocking)
 		gw_sim_wait_until(op.end_ns);
-	gw_sim_api_end(&d, cudaSuccess);
+	if (!r->direct)
+		gw_sim_api_end(&d, cudaSuccess);
 	return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpy, v3020, dst, src, count, kind);
-	struct copy_req r = {dst, src, count, count, count, 1, kind, NULL, false, false};
+	struct gw_sim_copy_req r = {dst, src, count, count, count, 1, kind, NULL, false, false};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpy_ptds, v7000, dst, src, count, kind);
-	struct copy_req r = {dst, src, count, count, count, 1, kind, NULL, false, true};
+	struct gw_sim_copy_req r = {dst, src, count, count, count, 1, kind, NULL, false, true};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
 			    cudaStream_t stream)
 {
 	RT_BEGIN(cudaMemcpyAsync, v3020, dst, src, count, kind, stream);
-	struct copy_req r = {dst, src, count, count, count, 1, kind, stream, true, false};
+	struct gw_sim_copy_req r = {dst, src, count, count, count, 1, kind, stream, true, false};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
 				 cudaStream_t stream)
 {
 	RT_BEGIN(cudaMemcpyAsync_ptsz, v7000, dst, src, count, kind, stream);
-	struct copy_req r = {dst, src, count, count, count, 1, kind, stream, true, true};
+	struct gw_sim_copy_req r = {dst, src, count, count, count, 1, kind, stream, true, true};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
 			 size_t height, enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpy2D, v3020, dst, dpitch, src, spitch, width, height, kind);
-	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, NULL, false, false};
+	struct gw_sim_copy_req r = {dst,    src,  dpitch, spitch, width,
+				    height, kind, NULL,	  false,  false};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -493,18 +501,20 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 			      cudaStream_t stream)
 {
 	RT_BEGIN(cudaMemcpy2DAsync, v3020, dst, dpitch, src, spitch, width, height, kind, stream);
-	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, stream, true, false};
+	struct gw_sim_copy_req r = {dst,    src,  dpitch, spitch, width,
+				    height, kind, stream, true,	  false};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch,
 			      size_t width, size_t height, enum cudaMemcpyKind kind)
 {
 	RT_BEGIN(cudaMemcpy2D_ptds, v7000, dst, dpitch, src, spitch, width, height, kind);
-	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, NULL, false, true};
+	struct gw_sim_copy_req r = {dst,    src,  dpitch, spitch, width,
+				    height, kind, NULL,	  false,  true};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch,
@@ -513,20 +523,21 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, si
 {
 	RT_BEGIN(cudaMemcpy2DAsync_ptsz, v7000, dst, dpitch, src, spitch, width, height, kind,
 		 stream);
-	struct copy_req r = {dst, src, dpitch, spitch, width, height, kind, stream, true, true};
+	struct gw_sim_copy_req r = {dst,    src,  dpitch, spitch, width,
+				    height, kind, stream, true,	  true};
 
-	RT_END(do_copy(&r));
+	RT_END(gw_sim_copy(&r));
 }
 
 /* Pitched pointers only: CUDA arrays are not simulated. */
 static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream, bool async,
 			   bool per_thread)
 {
-	struct copy_req r;
+	struct gw_sim_copy_req r;
 
 	if (!p || p->srcArray || p->dstArray)
 		return cudaErrorInvalidValue;
-	r = (struct copy_req){
+	r = (struct gw_sim_copy_req){
 		.dst = (char *)p->dstPtr.ptr + p->dstPos.z * p->dstPtr.pitch * p->dstPtr.ysize +
 		       p->dstPos.y * p->dstPtr.pitch + p->dstPos.x,
 		.src = (const char *)p->srcPtr.ptr +
@@ -546,7 +557,7 @@ static cudaError_t copy_3d(const struct cudaMemcpy3DParms *p, cudaStream_t strea
 	};
 	if (r.depth > 1 && (r.dslice < r.dpitch * r.height || r.sslice < r.spitch * r.height))
 		return cudaErrorInvalidValue;
-	return do_copy(&r);
+	return gw_sim_copy(&r);
 }
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)
@@ -580,7 +591,8 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, 
 			     enum cudaMemcpyKind kind, cudaStream_t stream, bool async,
 			     bool per_thread)
 {
-	struct copy_req r = {NULL, src, count, count, count, 1, kind, stream, async, per_thread};
+	struct gw_sim_copy_req r = {NULL, src,	count,	count, count,
+				    1,	  kind, stream, async, per_thread};
 	char *p;
 	cudaError_t err = symbol_range(symbol, count, offset, &p);
 
@@ -590,14 +602,15 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, 
 	    kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	r.dst = p;
-	return do_copy(&r);
+	return gw_sim_copy(&r);
 }
 
 static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
 			       enum cudaMemcpyKind kind, cudaStream_t stream, bool async,
 			       bool per_thread)
 {
-	struct copy_req r = {dst, NULL, count, count, count, 1, kind, stream, async, per_thread};
+	struct gw_sim_copy_req r = {dst, NULL, count,  count, count,
+				    1,	 kind, stream, async, per_thread};
 	char *p;
 	cudaError_t err = symbol_range(symbol, count, offset, &p);
 
@@ -607,7 +620,7 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
 	    kind != cudaMemcpyDefault)
 		return cudaErrorInvalidMemcpyDirection;
 	r.src = p;
-	return do_copy(&r);
+	return gw_sim_copy(&r);
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
@@ -708,7 +721,7 @@ static cudaError_t do_memset(void *ptr, int value, size_t count, cudaStream_t st
 
 	if (!count)
 		return cudaSuccess;
-	if (!ptr || gw_sim_mem_find(ptr, count, &kind, NULL) < 0 || !on_device(kind))
+	if (!ptr || gw_sim_mem_find(ptr, count, &kind, NULL) < 0 || !gw_sim_on_device(kind))
 		return cudaErrorInvalidValue;
 	s = gw_sim_stream_get(stream, per_thread);
 	if (!s)
@@ -722,9 +735,9 @@ static cudaError_t do_memset(void *ptr, int value, size_t count, cudaStream_t st
 		op.async = true;
 		op.bytes = count;
 		op.value = (uint32_t)(unsigned char)value;
-		op.dst_kind = activity_mem_kind(kind);
+		op.dst_kind = gw_sim_activity_mem_kind(kind);
 		op.correlation_id = gw_sim_correlation();
-		gw_sim_enqueue(s, &op, transfer_ns(count, gw_sim_rt.cfg.d2d_gbps), false);
+		gw_sim_enqueue(s, &op, gw_sim_transfer_ns(count, gw_sim_rt.cfg.d2d_gbps), false);
 		DRV_END(cudaSuccess);
 	} else {
 		DRV_BEGIN(cuMemsetD8_v2, cuMemsetD8_v2_params, (CUdeviceptr)ptr,
@@ -732,9 +745,10 @@ static cudaError_t do_memset(void *ptr, int value, size_t count, cudaStream_t st
 		memset(ptr, value, count);
 		op.bytes = count;
 		op.value = (uint32_t)(unsigned char)value;
-		op.dst_kind = activity_mem_kind(kind);
+		op.dst_kind = gw_sim_activity_mem_kind(kind);
+		op.blocking = true;
 		op.correlation_id = gw_sim_correlation();
-		gw_sim_enqueue(s, &op, transfer_ns(count, gw_sim_rt.cfg.d2d_gbps), false);
+		gw_sim_enqueue(s, &op, gw_sim_transfer_ns(count, gw_sim_rt.cfg.d2d_gbps), false);
 		gw_sim_wait_until(op.end_ns);
 		DRV_END(cudaSuccess);
 	}
@@ -867,7 +881,8 @@ static cudaError_t stream_query(cudaStream_t stream, bool per_thread)
 
 	if (!s)
 		return cudaErrorInvalidResourceHandle;
-	done = gw_sim_stream_end(s) <= t0;
+	/* a stream held by a host function or a wait is not done, and a query does not wait */
+	done = !gw_sim_stream_held(s) && gw_sim_stream_end(s) <= t0;
 	gw_sim_emit_query(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, t0, s, NULL, true,
 			  done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
 	return done ? cudaSuccess : cudaErrorNotReady;
@@ -1049,7 +1064,7 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 
 	if (!e)
 		RT_END(cudaErrorInvalidResourceHandle);
-	done = !gw_sim_event_time(e, &t) || t <= t0;
+	done = !gw_sim_event_pending(e) && (!gw_sim_event_time(e, &t) || t <= t0);
 	gw_sim_emit_query(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, t0, NULL, e, true,
 			  done ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY);
 	RT_END(done ? cudaSuccess : cudaErrorNotReady);
@@ -1103,7 +1118,7 @@ cudaError_t cudaGetDeviceCount(int *count)
 
 	if (!count)
 		RT_END(cudaErrorInvalidValue);
-	*count = 1;
+	*count = (int)gw_sim_rt.cfg.devices;
 	RT_END(cudaSuccess);
 }
 
@@ -1113,7 +1128,7 @@ cudaError_t cudaGetDevice(int *device)
 
 	if (!device)
 		RT_END(cudaErrorInvalidValue);
-	*device = 0;
+	*device = (int)gw_sim_current_device();
 	RT_END(cudaSuccess);
 }
 
@@ -1121,7 +1136,7 @@ cudaError_t cudaSetDevice(int device)
 {
 	RT_BEGIN(cudaSetDevice, v3020, device);
 
-	RT_END(device == 0 ? cudaSuccess : cudaErrorInvalidDevice);
+	RT_END(gw_sim_set_device(device) < 0 ? cudaErrorInvalidDevice : cudaSuccess);
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags)
@@ -1138,11 +1153,13 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
 
 	if (!prop)
 		RT_END(cudaErrorInvalidValue);
-	if (device != 0)
+	if (device < 0 || (uint32_t)device >= cfg->devices)
 		RT_END(cudaErrorInvalidDevice);
 	memset(prop, 0, sizeof(*prop));
 	strncpy(prop->name, GW_SIM_DEVICE_NAME, sizeof(prop->name) - 1);
 	memcpy(prop->uuid.bytes, "gpusim-device-00", 16);
+	prop->uuid.bytes[15] = (char)('0' + device);
+	prop->pciDeviceID = device;
 	prop->totalGlobalMem = cfg->mem_bytes;
 	prop->sharedMemPerBlock = 48 * 1024;
 	prop->regsPerBlock = GW_SIM_REGS_PER_SM;
@@ -1193,7 +1210,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int dev
 
 	if (!value)
 		RT_END(cudaErrorInvalidValue);
-	if (device != 0)
+	if (device < 0 || (uint32_t)device >= cfg->devices)
 		RT_END(cudaErrorInvalidDevice);
 	switch (attr) {
 	case cudaDevAttrMaxThreadsPerBlock:

@@ -14,10 +14,12 @@
 #define GW_SIM_EXEC_MAGIC   0x4558454321u
 
 struct gw_sim_graph;
+struct gw_sim_item;
 
 struct gw_sim_stream {
 	uint64_t magic;
 	uint32_t id;
+	uint32_t device;
 	unsigned int flags;
 	int priority;
 	bool legacy;
@@ -25,6 +27,11 @@ struct gw_sim_stream {
 	uint64_t last_end_ns; /* end of its last operation (or of the last event it waits for) */
 	struct gw_sim_graph *capture; /* non-NULL while capturing */
 	struct gw_sim_stream *next_free;
+	/* Held by a host function or a wait for a value (hold.c): their end is not known in
+	 * advance, so the work issued behind them waits in `held` until a thread of gpusim's
+	 * has run them, then is placed on the timeline. */
+	bool gated;
+	struct gw_sim_item *held, *held_tail;
 };
 
 struct gw_sim_event {
@@ -32,8 +39,39 @@ struct gw_sim_event {
 	uint32_t id;
 	unsigned int flags;
 	bool recorded;
+	uint32_t pending; /* records of it waiting behind a host function or a wait */
 	uint64_t t_ns;
 	struct gw_sim_event *next_free;
+};
+
+/* Work issued to a stream behind a host function or a wait for a value (hold.c). */
+enum gw_sim_item_kind {
+	GW_SIM_ITEM_OP,		/* a kernel, copy or memset */
+	GW_SIM_ITEM_EVENT,	/* an event record */
+	GW_SIM_ITEM_HOST_FUNC,	/* cudaLaunchHostFunc, cuLaunchHostFunc */
+	GW_SIM_ITEM_CALLBACK,	/* cudaStreamAddCallback, cuStreamAddCallback */
+	GW_SIM_ITEM_WAIT_VALUE, /* cuStreamWaitValue32/64 */
+};
+
+struct gw_sim_item {
+	struct gw_sim_item *next;
+	enum gw_sim_item_kind kind;
+	uint64_t start_ns; /* a hold: when its stream reaches it */
+	/* GW_SIM_ITEM_OP */
+	struct gw_sim_op op;
+	uint64_t dur_ns;
+	/* GW_SIM_ITEM_EVENT */
+	struct gw_sim_event *event;
+	/* GW_SIM_ITEM_HOST_FUNC, GW_SIM_ITEM_CALLBACK */
+	cudaHostFn_t fn;
+	cudaStreamCallback_t callback;
+	cudaStream_t handle;
+	void *data;
+	/* GW_SIM_ITEM_WAIT_VALUE */
+	const void *addr;
+	uint64_t value;
+	unsigned int flags;
+	bool is64;
 };
 
 /* A registered __global__ function. */
@@ -63,15 +101,20 @@ struct gw_sim_graph {
 	struct gw_sim_node *nodes;
 };
 
-/* Global runtime state; `lock` guards the timeline, streams and events. */
+/* Global runtime state; `lock` guards the timeline, streams and events. Each device has a
+ * timeline of its own: its legacy stream, its blocking streams, its last end. */
 struct gw_sim_runtime {
 	pthread_mutex_t lock;
+	pthread_cond_t hold_done; /* broadcast when a held stream is released */
 	struct gw_sim_config cfg;
-	struct gw_sim_stream legacy;
-	uint64_t device_last_end_ns;
-	uint64_t hold_until_ns;	      /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
-	uint64_t blocking_max_end_ns; /* latest end over all blocking non-legacy streams */
-	uint64_t *pending;	      /* min-heap of the ends of unfinished operations */
+	struct gw_sim_stream legacy[GW_SIM_MAX_DEVICES];
+	uint64_t device_last_end_ns[GW_SIM_MAX_DEVICES];
+	/* latest end over all blocking non-legacy streams of each device */
+	uint64_t blocking_max_end_ns[GW_SIM_MAX_DEVICES];
+	uint32_t held[GW_SIM_MAX_DEVICES];	    /* streams held by a host function or wait */
+	uint32_t held_blocking[GW_SIM_MAX_DEVICES]; /* of them, blocking non-legacy ones */
+	uint64_t hold_until_ns; /* GPUSIM_HOLD_US after the first enqueue; 0: not yet */
+	uint64_t *pending;	/* min-heap of the ends of unfinished operations */
 	size_t n_pending;
 	size_t cap_pending;
 	uint32_t next_stream_id;
@@ -109,6 +152,9 @@ void gw_sim_occupancy(struct gw_sim_kernel *k, uint32_t threads_per_block, uint3
 
 /* timeline.c */
 void gw_sim_init(void);
+/* The calling thread's current device (cudaSetDevice), and setting it (-EINVAL: no such). */
+unsigned int gw_sim_current_device(void);
+int gw_sim_set_device(int device);
 void gw_sim_spin_ns(uint64_t ns);
 struct gw_sim_stream *gw_sim_stream_get(cudaStream_t handle, bool per_thread);
 struct gw_sim_stream *gw_sim_stream_new(unsigned int flags, int priority);
@@ -122,10 +168,48 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 /* Time at which all work currently in s (resp. the device) has finished. */
 uint64_t gw_sim_stream_end(struct gw_sim_stream *s);
 uint64_t gw_sim_device_end(void);
+uint64_t gw_sim_device_end_of(unsigned int device);
+/* Whether s is held by a host function or a wait for a value now; whether e's time waits on
+ * one (both as a query sees them: they do not wait). */
+bool gw_sim_stream_held(struct gw_sim_stream *s);
+bool gw_sim_event_pending(const struct gw_sim_event *e);
+/* hold.c: issues a host function or a wait for a value (item, malloc'ed, taken over) to s:
+ * everything issued to s after it waits for it; a thread of gpusim's runs it when s reaches
+ * it. 0 or -errno. */
+int gw_sim_stream_hold(struct gw_sim_stream *s, struct gw_sim_item *item);
+/* timeline.c for hold.c, under the lock: places op on s's timeline as of now (fills
+ * start/end/stream/device); the earliest time new work on s may start. */
+void gw_sim_place_locked(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns,
+			 uint64_t now);
+uint64_t gw_sim_ready_after_locked(const struct gw_sim_stream *s);
+void gw_sim_advance_locked(struct gw_sim_stream *s, uint64_t end);
+void gw_sim_event_set_locked(struct gw_sim_event *e, struct gw_sim_stream *s, uint64_t now);
 void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s);
 void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e);
 /* Whether e has been recorded, and its time. */
 bool gw_sim_event_time(const struct gw_sim_event *e, uint64_t *ret_t_ns);
+
+/* runtime.c: copies and their pieces, for the other entry points (peer.c, copies.c). */
+struct gw_sim_copy_req {
+	void *dst;
+	const void *src;
+	size_t dpitch;
+	size_t spitch;
+	size_t width;
+	size_t height;
+	enum cudaMemcpyKind kind;
+	cudaStream_t stream;
+	bool async;
+	bool per_thread;
+	size_t depth;  /* 3D copies only; 0 means 1 */
+	size_t dslice; /* bytes between slices */
+	size_t sslice;
+	bool direct;	    /* the driver API's own entry point: no nested driver call */
+	bool moved;	    /* the bytes were moved already (a batch moves all first) */
+	uint64_t issued_ns; /* when the call issued it (a batch issues all at once); 0: now */
+};
+cudaError_t gw_sim_copy(const struct gw_sim_copy_req *r);
+uint64_t gw_sim_transfer_ns(uint64_t bytes, double gbps);
 
 /* memory.c */
 enum gw_sim_mem {
@@ -137,6 +221,9 @@ enum gw_sim_mem {
 	GW_SIM_MEM_REGISTERED, /* host memory pinned with cudaHostRegister: not ours to unmap */
 };
 int gw_sim_mem_alloc(enum gw_sim_mem kind, size_t bytes, void **ret_ptr);
+/* Whether memory of this kind is the device's; its CUpti_ActivityMemoryKind. */
+bool gw_sim_on_device(enum gw_sim_mem kind);
+uint8_t gw_sim_activity_mem_kind(enum gw_sim_mem kind);
 /* Frees the allocation starting at ptr; -ENOENT when ptr starts none of kind `kind`. */
 int gw_sim_mem_free(enum gw_sim_mem kind, void *ptr, size_t *ret_bytes);
 /* Kind of the allocation holding [ptr, ptr + bytes), with its base; PAGEABLE if none,

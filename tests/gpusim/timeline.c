@@ -9,9 +9,16 @@
 
 #include "runtime.h"
 
+#define LEGACY(d)                                                                                  \
+	{                                                                                          \
+		.magic = GW_SIM_STREAM_MAGIC, .id = GW_SIM_LEGACY_STREAM_ID, .device = (d),        \
+		.legacy = true                                                                     \
+	}
 struct gw_sim_runtime gw_sim_rt = {
 	.lock = PTHREAD_MUTEX_INITIALIZER,
-	.legacy = {.magic = GW_SIM_STREAM_MAGIC, .id = GW_SIM_LEGACY_STREAM_ID, .legacy = true},
+	.hold_done = PTHREAD_COND_INITIALIZER,
+	.legacy = {LEGACY(0), LEGACY(1), LEGACY(2), LEGACY(3), LEGACY(4), LEGACY(5), LEGACY(6),
+		   LEGACY(7)},
 	.next_stream_id = GW_SIM_LEGACY_STREAM_ID + 1,
 	.next_event_id = 1,
 	.next_graph_id = 1,
@@ -21,7 +28,8 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_once_t config_once = PTHREAD_ONCE_INIT;
 static atomic_bool device_ready;
 static atomic_bool injection_started;
-static __thread struct gw_sim_stream *thread_stream;
+static __thread struct gw_sim_stream *thread_stream[GW_SIM_MAX_DEVICES];
+static __thread unsigned int current_device;
 
 uint64_t gw_sim_now_ns(void)
 {
@@ -47,11 +55,37 @@ bool gw_sim_device_ready(void)
 	return atomic_load(&device_ready);
 }
 
+/* Each device's context handle: an address of ours, never dereferenced by anyone. */
+static int contexts[GW_SIM_MAX_DEVICES];
+
+CUcontext gw_sim_device_context(unsigned int d)
+{
+	return (CUcontext)(void *)&contexts[d < GW_SIM_MAX_DEVICES ? d : 0];
+}
+
 CUcontext gw_sim_context(void)
 {
-	static int ctx;
+	return gw_sim_device_context(current_device);
+}
 
-	return (CUcontext)(void *)&ctx;
+int gw_sim_context_device(CUcontext ctx)
+{
+	const int *p = (const int *)(void *)ctx;
+
+	return p >= contexts && p < contexts + GW_SIM_MAX_DEVICES ? (int)(p - contexts) : -1;
+}
+
+unsigned int gw_sim_current_device(void)
+{
+	return current_device;
+}
+
+int gw_sim_set_device(int device)
+{
+	if (device < 0 || (uint32_t)device >= gw_sim_config()->devices)
+		return -EINVAL;
+	current_device = (unsigned int)device;
+	return 0;
 }
 
 /* fork() while another thread holds a lock must not leave it held in the child: take them all
@@ -159,15 +193,16 @@ void gw_sim_wait_until(uint64_t t_ns)
 struct gw_sim_stream *gw_sim_stream_get(cudaStream_t handle, bool per_thread)
 {
 	struct gw_sim_stream *s;
+	unsigned int d = current_device;
 
 	if (handle == cudaStreamLegacy || (!handle && !per_thread))
-		return &gw_sim_rt.legacy;
+		return &gw_sim_rt.legacy[d];
 	if (handle == cudaStreamPerThread || !handle) {
-		if (!thread_stream)
-			thread_stream = gw_sim_stream_new(cudaStreamDefault, 0);
-		if (thread_stream)
-			thread_stream->per_thread = true;
-		return thread_stream;
+		if (!thread_stream[d])
+			thread_stream[d] = gw_sim_stream_new(cudaStreamDefault, 0);
+		if (thread_stream[d])
+			thread_stream[d]->per_thread = true;
+		return thread_stream[d];
 	}
 	s = (struct gw_sim_stream *)handle;
 	return s->magic == GW_SIM_STREAM_MAGIC ? s : NULL;
@@ -197,6 +232,7 @@ struct gw_sim_stream *gw_sim_stream_new(unsigned int flags, int priority)
 		memset(s, 0, sizeof(*s));
 		s->magic = GW_SIM_STREAM_MAGIC;
 		s->id = gw_sim_rt.next_stream_id++;
+		s->device = current_device;
 		s->flags = flags;
 		s->priority = priority;
 	}
@@ -209,6 +245,9 @@ void gw_sim_stream_free(struct gw_sim_stream *s)
 	if (!s || s->legacy || s->per_thread)
 		return;
 	pthread_mutex_lock(&gw_sim_rt.lock);
+	/* CUDA lets the work finish after the destroy returns; the struct must outlive it */
+	while (s->gated)
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
 	s->magic = 0;
 	s->next_free = gw_sim_rt.free_streams;
 	gw_sim_rt.free_streams = s;
@@ -303,6 +342,11 @@ static void heap_drain(uint64_t now)
 {
 	while (gw_sim_rt.n_pending && gw_sim_rt.pending[0] <= now)
 		heap_pop();
+}
+
+static bool blocking(const struct gw_sim_stream *s)
+{
+	return !s->legacy && !(s->flags & cudaStreamNonBlocking);
 }
 
 /* --- the usage log behind the simulated NVML counters (under the lock) --- */
@@ -472,33 +516,106 @@ void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 static uint64_t ready_after(const struct gw_sim_stream *s)
 {
 	uint64_t t = s->last_end_ns;
+	unsigned int d = s->device;
 
 	if (s->legacy) {
-		if (gw_sim_rt.blocking_max_end_ns > t)
-			t = gw_sim_rt.blocking_max_end_ns;
+		if (gw_sim_rt.blocking_max_end_ns[d] > t)
+			t = gw_sim_rt.blocking_max_end_ns[d];
 	} else if (!(s->flags & cudaStreamNonBlocking)) {
-		if (gw_sim_rt.legacy.last_end_ns > t)
-			t = gw_sim_rt.legacy.last_end_ns;
+		if (gw_sim_rt.legacy[d].last_end_ns > t)
+			t = gw_sim_rt.legacy[d].last_end_ns;
 	}
 	return t;
 }
 
+uint64_t gw_sim_ready_after_locked(const struct gw_sim_stream *s)
+{
+	return ready_after(s);
+}
+
 static void stream_advance(struct gw_sim_stream *s, uint64_t end)
 {
+	unsigned int d = s->device;
+
 	if (end > s->last_end_ns)
 		s->last_end_ns = end;
-	if (!s->legacy && !(s->flags & cudaStreamNonBlocking) &&
-	    end > gw_sim_rt.blocking_max_end_ns)
-		gw_sim_rt.blocking_max_end_ns = end;
+	if (blocking(s) && end > gw_sim_rt.blocking_max_end_ns[d])
+		gw_sim_rt.blocking_max_end_ns[d] = end;
+	if (end > gw_sim_rt.device_last_end_ns[d])
+		gw_sim_rt.device_last_end_ns[d] = end;
+}
+
+void gw_sim_advance_locked(struct gw_sim_stream *s, uint64_t end)
+{
+	stream_advance(s, end);
+}
+
+/* Under the lock: whether work on s must wait for a stream held by a host function or a wait
+ * other than s itself (the default-stream rules make the legacy stream and the blocking ones
+ * wait for each other). */
+static bool waits_on_held(const struct gw_sim_stream *s)
+{
+	unsigned int d = s->device;
+
+	if (s->legacy)
+		return gw_sim_rt.held_blocking[d] > 0;
+	return blocking(s) && gw_sim_rt.legacy[d].gated;
+}
+
+void gw_sim_place_locked(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns,
+			 uint64_t now)
+{
+	uint64_t start, dep = ready_after(s);
+
+	/* GPUSIM_HOLD_US: the host queues ahead of a device that has not started yet, so a test
+	 * that needs the host to stay ahead does not depend on when the host was scheduled. */
+	if (gw_sim_rt.cfg.hold_ns && !gw_sim_rt.hold_until_ns)
+		gw_sim_rt.hold_until_ns = now + gw_sim_rt.cfg.hold_ns;
+	start = now > gw_sim_rt.hold_until_ns ? now : gw_sim_rt.hold_until_ns;
+	if (dep && dep + gw_sim_rt.cfg.queue_ns > start)
+		start = dep + gw_sim_rt.cfg.queue_ns;
+	op->queued_ns = now;
+	op->start_ns = start;
+	op->end_ns = start + dur_ns;
+	op->stream_id = s->id;
+	op->device = s->device;
+	stream_advance(s, op->end_ns);
+	if (op->end_ns > now)
+		heap_push(op->end_ns);
+	activity_add(op);
 }
 
 void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_ns, bool launch)
 {
 	const struct gw_sim_hooks *h;
-	uint64_t now, start, dep;
+	uint64_t now;
 
 	pthread_mutex_lock(&gw_sim_rt.lock);
-	now = gw_sim_now_ns();
+	/* Behind a host function or a wait: the operation waits in the stream, its times set
+	 * when the hold ends; a call that waits for the operation waits for that first. */
+	while ((s->gated && op->blocking) || waits_on_held(s))
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
+	if (s->gated) {
+		struct gw_sim_item *it = calloc(1, sizeof(*it));
+
+		if (it) {
+			it->kind = GW_SIM_ITEM_OP;
+			it->op = *op;
+			it->dur_ns = dur_ns;
+			if (s->held_tail)
+				s->held_tail->next = it;
+			else
+				s->held = it;
+			s->held_tail = it;
+		}
+		op->start_ns = op->end_ns = 0;
+		op->stream_id = s->id;
+		op->device = s->device;
+		pthread_mutex_unlock(&gw_sim_rt.lock);
+		return;
+	}
+	/* an operation its call issued earlier (a batch's, issued at once) is placed as of then */
+	now = op->queued_ns ? op->queued_ns : gw_sim_now_ns();
 	heap_drain(now);
 	while (launch && gw_sim_rt.n_pending >= gw_sim_rt.cfg.queue_depth) {
 		uint64_t t = gw_sim_rt.pending[0];
@@ -509,66 +626,106 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 		now = gw_sim_now_ns();
 		heap_drain(now);
 	}
-	/* GPUSIM_HOLD_US: the host queues ahead of a device that has not started yet, so a test
-	 * that needs the host to stay ahead does not depend on when the host was scheduled. */
-	if (gw_sim_rt.cfg.hold_ns && !gw_sim_rt.hold_until_ns)
-		gw_sim_rt.hold_until_ns = now + gw_sim_rt.cfg.hold_ns;
-	start = now > gw_sim_rt.hold_until_ns ? now : gw_sim_rt.hold_until_ns;
-	dep = ready_after(s);
-	if (dep && dep + gw_sim_rt.cfg.queue_ns > start)
-		start = dep + gw_sim_rt.cfg.queue_ns;
-	op->queued_ns = now;
-	op->start_ns = start;
-	op->end_ns = start + dur_ns;
-	op->stream_id = s->id;
-	stream_advance(s, op->end_ns);
-	if (op->end_ns > gw_sim_rt.device_last_end_ns)
-		gw_sim_rt.device_last_end_ns = op->end_ns;
-	if (op->end_ns > now)
-		heap_push(op->end_ns);
-	activity_add(op);
+	gw_sim_place_locked(s, op, dur_ns, now);
 	pthread_mutex_unlock(&gw_sim_rt.lock);
 	h = atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	if (h)
 		h->op(op);
 }
 
+/* The end of all work issued to s: a hold's end is known once it has run. */
 uint64_t gw_sim_stream_end(struct gw_sim_stream *s)
 {
 	uint64_t t;
 
 	pthread_mutex_lock(&gw_sim_rt.lock);
+	while (s->gated)
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
 	t = s->last_end_ns;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return t;
+}
+
+uint64_t gw_sim_device_end_of(unsigned int device)
+{
+	uint64_t t;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	while (gw_sim_rt.held[device])
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
+	t = gw_sim_rt.device_last_end_ns[device];
 	pthread_mutex_unlock(&gw_sim_rt.lock);
 	return t;
 }
 
 uint64_t gw_sim_device_end(void)
 {
-	uint64_t t;
+	return gw_sim_device_end_of(current_device);
+}
+
+bool gw_sim_stream_held(struct gw_sim_stream *s)
+{
+	bool held;
 
 	pthread_mutex_lock(&gw_sim_rt.lock);
-	t = gw_sim_rt.device_last_end_ns;
+	held = s->gated;
 	pthread_mutex_unlock(&gw_sim_rt.lock);
-	return t;
+	return held;
+}
+
+bool gw_sim_event_pending(const struct gw_sim_event *e)
+{
+	bool pending;
+
+	pthread_mutex_lock(&gw_sim_rt.lock);
+	pending = e->pending > 0;
+	pthread_mutex_unlock(&gw_sim_rt.lock);
+	return pending;
+}
+
+void gw_sim_event_set_locked(struct gw_sim_event *e, struct gw_sim_stream *s, uint64_t now)
+{
+	uint64_t t = ready_after(s);
+
+	e->t_ns = t > now ? t : now;
+	e->recorded = true;
 }
 
 void gw_sim_event_record(struct gw_sim_event *e, struct gw_sim_stream *s)
 {
-	uint64_t now = gw_sim_now_ns(), t;
+	uint64_t now = gw_sim_now_ns();
 
 	pthread_mutex_lock(&gw_sim_rt.lock);
-	t = ready_after(s);
-	e->t_ns = t > now ? t : now;
-	e->recorded = true;
+	while (waits_on_held(s))
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
+	if (s->gated) {
+		struct gw_sim_item *it = calloc(1, sizeof(*it));
+
+		if (it) {
+			it->kind = GW_SIM_ITEM_EVENT;
+			it->event = e;
+			e->pending++;
+			if (s->held_tail)
+				s->held_tail->next = it;
+			else
+				s->held = it;
+			s->held_tail = it;
+		}
+		pthread_mutex_unlock(&gw_sim_rt.lock);
+		return;
+	}
+	gw_sim_event_set_locked(e, s, now);
 	pthread_mutex_unlock(&gw_sim_rt.lock);
 }
 
+/* Whether e has been recorded, and its time: a record waiting behind a hold is waited for. */
 bool gw_sim_event_time(const struct gw_sim_event *e, uint64_t *ret_t_ns)
 {
 	bool recorded;
 
 	pthread_mutex_lock(&gw_sim_rt.lock);
+	while (e->pending)
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
 	recorded = e->recorded;
 	*ret_t_ns = e->t_ns;
 	pthread_mutex_unlock(&gw_sim_rt.lock);
@@ -578,6 +735,8 @@ bool gw_sim_event_time(const struct gw_sim_event *e, uint64_t *ret_t_ns)
 void gw_sim_stream_wait(struct gw_sim_stream *s, const struct gw_sim_event *e)
 {
 	pthread_mutex_lock(&gw_sim_rt.lock);
+	while (e->pending)
+		pthread_cond_wait(&gw_sim_rt.hold_done, &gw_sim_rt.lock);
 	if (e->recorded)
 		stream_advance(s, e->t_ns);
 	pthread_mutex_unlock(&gw_sim_rt.lock);

@@ -32,17 +32,25 @@ import time
 
 FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
           'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti', 'flush_hang',
-          'second_client']
+          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed', 'exec', 'few_fds',
+          'no_fds']
 # Column headings of the table.
 SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
          'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
          'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
-         'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd'}
+         'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd',
+         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-', 'stdio_closed': '0-2>&-',
+         'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
 # What the faults that end the process must make of its exit status (fault-inject.c).
 ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
            'abort': ('abort', -signal.SIGABRT), '_exit': ('_exit', 3)}
 UNCLEAN = set(ENDINGS) | {'disk_full'}
 THREADS16 = {'threads': 16, 'iters': 20}
+CLOSEFROM_FILES = 8
+# closefrom_shared: the same under a seccomp filter that refuses the writer thread a
+# descriptor table of its own, so the trace's descriptor is in the program's table
+CLOSEFROM = ('closefrom', 'closefrom_shared')
+STDIO_FAULTS = ('stderr_closed', 'stdio_closed')
 STORM = {'threads': 4, 'iters': 10, 'forks': 50}
 FSIZE_LIMIT = 1024  # below every workload's first frame, so the cut always happens
 NOBODY = 65534
@@ -147,6 +155,17 @@ class Matrix:
             env['GPUSIM_CUPTI_FLUSH_HANG'] = 'always'
         elif fault == 'second_client':
             env['GPUSIM_SECOND_CLIENT'] = str(self.fire_at(name, args))
+        elif fault in CLOSEFROM:
+            env.update(GWFI_FAULT='closefrom', GWFI_AT=str(self.fire_at(name, args)),
+                       GWFI_FILES=str(CLOSEFROM_FILES), GWFI_DIR=self.files_dir(cell_dir))
+            if fault == 'closefrom_shared':
+                env['GWFI_SECCOMP'] = '1'
+        elif fault in STDIO_FAULTS:
+            env.update(GWFI_FAULT=fault, GWFI_DIR=self.files_dir(cell_dir))
+        elif fault == 'exec':
+            env.update(GWFI_FAULT='exec', GWFI_AT=str(self.fire_at(name, args)))
+        elif fault in ('few_fds', 'no_fds'):
+            env.update(GWFI_FAULT='fds', GWFI_FREE='1' if fault == 'few_fds' else '0')
         preload = ([self.lib] if gpuwhy else []) + [self.o.inject]
         # The wrappers (prlimit, setpriv) run without the preloads: env(1) sets LD_PRELOAD for
         # the workload alone, so only the workload carries gpuwhy and the injector.
@@ -155,6 +174,10 @@ class Matrix:
         for k, v in args.items():
             argv += ['--' + k.replace('_', '-'), str(v)]
         return argv, env, args, out_dir
+
+    @staticmethod
+    def files_dir(cell_dir):
+        return os.path.join(cell_dir, 'files')
 
     def fire_at(self, name, args):
         """The launch at which an ending fault fires: half way through the first process's
@@ -178,6 +201,7 @@ class Matrix:
         procs = self.launching_procs(name, args)
         if fault not in ('threads16', 'fork_storm'):
             return want
+
         p = THREADS16 if fault == 'threads16' else STORM
         # per extra thread: cudaMalloc, ITERS x (cudaMemsetAsync + cudaStreamSynchronize),
         # cudaFree (an implicit sync)
@@ -204,6 +228,10 @@ class Matrix:
             shutil.rmtree(out_dir, ignore_errors=True)
             os.mkdir(out_dir)
             os.chmod(out_dir, 0o555 if fault == 'unwritable_dir' else 0o777)
+            files_dir = self.files_dir(cell_dir)
+            shutil.rmtree(files_dir, ignore_errors=True)
+            os.mkdir(files_dir)
+            os.chmod(files_dir, 0o777)
             argv, env, args, out_dir = self.plan(name, fault, cell_dir, gpuwhy)
             rc, out, err, secs = self.run(argv, env, self.o.timeout)
             label = 'with gpuwhy' if gpuwhy else 'without gpuwhy'
@@ -220,7 +248,10 @@ class Matrix:
             problems.append(f'the fault did not fire: status {base[0]} without gpuwhy')
         if rc != base[0]:
             problems.append(f'exit status {rc}, {base[0]} without gpuwhy: {err[-300:]!r}')
-        several = 'child_counts' in self.spec[name]
+        # lines of several processes, or of several threads (the stdio faults print a line
+        # per launch), come in any order
+        several = 'child_counts' in self.spec[name] or (fault in STDIO_FAULTS and
+                                                        name in MULTI_THREADED)
         if mask(out, several) != mask(base[1], several):
             problems.append(f'stdout {out[-200:]!r}, without gpuwhy {base[1][-200:]!r}')
         if (mask('\n'.join(own_lines(err)), several) !=
@@ -230,9 +261,47 @@ class Matrix:
             if ', 0 CUDA errors' not in err or (fault == 'fork_storm' and
                                                'exited 0, 0 did not' not in err):
                 problems.append(f'the injected work failed: {err[-300:]!r}')
+        if fault in CLOSEFROM:
+            # the program's own files after closefrom: every line it wrote, nothing else
+            said = [line for line in err.splitlines() if line.startswith('fault-inject: ')]
+            if not said or any(', 0 changed, 0 closed under the program' not in line
+                               for line in said):
+                problems.append(f"the program's files were touched: {said}")
+        if fault in STDIO_FAULTS and 'fault-inject: launch 1' not in base[2]:
+            problems.append('the fault did not fire: no launch line on the reopened stderr')
         problems += self.check_trace(name, fault, args, err, out_dir, traces)
         if not self.o.keep:
             shutil.rmtree(cell_dir, ignore_errors=True)
+        return problems
+
+    def check_exec(self, name, args, paths, rep):
+        """The image that exec'd (the trace another is named after, with -exec1) holds every
+        call up to the exec, closed cleanly; all the traces together hold that plus a whole
+        run (and, for a workload that forks before CUDA, the first image's children)."""
+        problems = []
+        firsts = [p for p in paths if any(q != p and os.path.basename(q).startswith(
+            os.path.basename(p)[:-len('.zst')] + '-exec') for q in paths)]
+        if len(firsts) != 1:
+            return [f'no trace of the image that exec\'d: {[os.path.basename(p) for p in paths]}']
+        rc, js, e = self.tool(['--json', firsts[0]])
+        if rc != 0:
+            return [f'the report on the exec\'d image failed: {e.strip()[-200:]}']
+        first = json.loads(js)
+        t = first['trace']
+        if not t['clean_exit'] or t['truncated'] or t['dropped_records']:
+            problems.append(f'the exec\'d image did not close its trace: {t}')
+        n = self.fire_at(name, args)
+        launched = first['counts']['launches']
+        if launched < n or (name not in MULTI_THREADED and launched != n):
+            problems.append(f'{launched} launches in the exec\'d image, {n} had returned')
+        want = self.expected_counts(name, args, 'exec')
+        if 'child_counts' in self.spec[name]:
+            for k in COUNT_KEYS:
+                want[k] += eval(self.spec[name]['child_counts'][k], {}, dict(args))
+        got = {k: rep['counts'][k] - first['counts'][k] for k in COUNT_KEYS}
+        if got != want:
+            diff = {k: (got[k], want[k]) for k in COUNT_KEYS if got[k] != want[k]}
+            problems.append(f'counts after the exec (got, expected): {diff}')
         return problems
 
     def check_trace(self, name, fault, args, err, out_dir, traces):
@@ -259,6 +328,21 @@ class Matrix:
         if fault == 'disk_full':
             if not any('failed' in line for line in warnings):
                 problems.append(f'no warning that the trace was cut: {warnings}')
+        elif fault == 'no_fds':
+            if not any('open files' in w for w in warnings):
+                problems.append(f'gpuwhy did not say it had no descriptor: {warnings}')
+            if traces:
+                problems.append(f'a trace without a descriptor to write it: {traces}')
+            return problems
+        elif fault == 'few_fds':
+            # why CUPTI could not be loaded, not that there is none
+            if not any('libcupti' in w and 'open files' in w for w in warnings) or \
+                    any('no libcupti found' in w for w in warnings):
+                problems.append(f'gpuwhy did not say descriptors ran out: {warnings}')
+        elif fault in CLOSEFROM:
+            other = [w for w in warnings if 'call stacks' not in w]
+            if other:
+                problems.append(f'gpuwhy warned: {other}')
         elif fault in ('cupti_busy', 'no_cupti'):
             if not warnings:
                 problems.append('no gpuwhy warning about CUPTI')
@@ -271,17 +355,27 @@ class Matrix:
             return problems + ['the output directory is gone']
         procs = self.launching_procs(name, args)
         want_files = procs * (1 + ((STORM['forks'] + 1) // 2 if fault == 'fork_storm' else 0))
+        if fault == 'exec':
+            # the process that exec'd has a trace for each image: the new one is named -exec1
+            want_files = procs + 1 + (1 if 'child_counts' in self.spec[name] else 0)
         if len(traces) != want_files:
             problems.append(f'{len(traces)} traces, expected {want_files}: {traces}')
         if not traces:
             return problems
         paths = [os.path.join(out_dir, t) for t in traces]
-        forked_notes = 0
+        forked_notes = reopened = 0
         for path in paths:
             rc, dump, e = self.tool(['--dump', path])
             if rc != 0:
                 problems.append(f'{os.path.basename(path)} does not decode: {e.strip()}')
             forked_notes += 'a fork child of a process that used CUPTI' in dump
+            reopened += 'gpuwhy reopened the trace' in dump
+        if fault in CLOSEFROM:
+            # in a table of its own the descriptor is out of the program's reach; in the
+            # program's table, closefrom closed it and every trace was reopened (its note)
+            want = len(paths) if fault == 'closefrom_shared' else 0
+            if reopened != want:
+                problems.append(f'{reopened} traces reopened after closefrom, expected {want}')
         if fault == 'fork_storm':
             # Each CUDA child's trace says that CUPTI gave it no GPU records.
             want_notes = procs * ((STORM['forks'] + 1) // 2)
@@ -334,17 +428,25 @@ class Matrix:
             for k in ('kernels', 'memcpy', 'memset'):
                 if rep['counts'][k] > want[k]:
                     problems.append(f"{k}: {rep['counts'][k]}, at most {want[k]}")
-        elif fault in ('cupti_busy', 'no_cupti'):
-            reason = 'error 39' if fault == 'cupti_busy' else 'cannot load'
+        elif fault == 'exec':
+            problems += self.check_exec(name, args, paths, rep)
+        elif fault in ('cupti_busy', 'no_cupti', 'few_fds'):
+            reason = {'cupti_busy': 'error 39', 'no_cupti': 'cannot load',
+                      'few_fds': 'cannot load libcupti: too many open files'}[fault]
             if not t['clean_exit'] or t['truncated']:
                 problems.append(f'no clean end: {t}')
             if reason not in said or reason not in text:
                 problems.append(f'the report does not say why nothing was captured: {said!r}')
+            if fault == 'few_fds' and 'no call stacks' not in said:
+                problems.append(f'the report does not say why stacks are missing: {said!r}')
             if rep['counts']['launches'] or rep['counts']['kernels']:
                 problems.append(f"events without CUPTI: {rep['counts']}")
         else:
             if not t['clean_exit'] or t['truncated'] or t['dropped_records']:
                 problems.append(f'records lost: {t}, warnings {said!r}')
+            if fault in CLOSEFROM and 'call stacks' in ' '.join(warnings) and \
+                    'call stacks' not in said:
+                problems.append(f'stacks stopped without a note in the report: {said!r}')
             want = self.expected_counts(name, args, fault)
             got = {k: rep['counts'][k] for k in COUNT_KEYS}
             if got != want:
@@ -419,7 +521,7 @@ def main():
         cells = []
         for f in faults:
             p = results[(n, f)]
-            cells.append('ok' if not p else 'HANG' if 'hang' in p[0] else 'FAIL')
+            cells.append('ok' if not p else 'HANG' if '(a hang)' in p[0] else 'FAIL')
         print(f'{n:<{width}} ' + ' '.join(f'{c:>7}' for c in cells))
     bad = {k: v for k, v in results.items() if v}
     for (n, f), p in sorted(bad.items()):

@@ -80,6 +80,33 @@ static int run(struct gw_analysis **ret)
 	r.string = (struct gw_rec_string){
 		.id = 1, .kind = GW_STRING_KERNEL, .text = {(const uint8_t *)"sgemm_kernel", 12}};
 	ADD(r);
+	/* a Python program's stack (Python frames between addresses) for the syncs: its site is
+	 * resolved, line table and all, under each failure too */
+	r = (struct gw_record){.type = GW_REC_STRING};
+	r.string = (struct gw_rec_string){.id = 2,
+					  .kind = GW_STRING_PYTHON_FILE,
+					  .text = {(const uint8_t *)"/u/train.py", 11}};
+	ADD(r);
+	r = (struct gw_record){.type = GW_REC_STRING};
+	r.string = (struct gw_rec_string){
+		.id = 3, .kind = GW_STRING_PYTHON_FUNCTION, .text = {(const uint8_t *)"step", 4}};
+	ADD(r);
+	r = (struct gw_record){.type = GW_REC_PYCODE};
+	r.pycode = (struct gw_rec_pycode){
+		.id = 1,
+		.version = 0x030b,
+		.file_id = 2,
+		.function_id = 3,
+		.first_line = 7,
+		.line_table = {(const uint8_t[]){0x80 | 11 << 3 | 3, 1, 2}, 3}};
+	ADD(r);
+	r = (struct gw_record){.type = GW_REC_STACK};
+	r.stack = (struct gw_rec_stack){.id = 5,
+					.ips = {(const uint64_t[]){0x1000, GW_PYFRAME(1, 2, true),
+								   0x2000, GW_PYFRAME(1, 4, true)},
+						4},
+					.ips_kind = GW_STACK_MIXED};
+	ADD(r);
 	for (int i = 0; i < 40; i++) {
 		uint64_t t = 1000000 + (uint64_t)i * (i == 30 ? 200000 : 20000);
 
@@ -111,7 +138,7 @@ static int run(struct gw_analysis **ret)
 						    .correlation = ++corr,
 						    .category = GW_API_SYNC,
 						    .sync_kind = GW_SYNC_EXPLICIT,
-						    .stack_id = 0};
+						    .stack_id = 5};
 			ADD(r);
 		}
 		if (i % 8 == 0) {
@@ -182,6 +209,8 @@ static void every_allocation_fails_in_turn(void **state)
 	calls = 0;
 	assert_int_equal(run(&res), 0);
 	assert_int_equal(res->steps.n, 10); /* the run reaches the steps stage */
+	/* and the Python site: byte 2 of a 4-unit entry one line past first line 7 */
+	assert_string_equal(res->sync_sites[0].site.text, "step (train.py:8)");
 	gw_analysis_free(res);
 	/* count the allocations of a whole run: fail_at past them never fires */
 	fail_at = ~0ul;

@@ -81,6 +81,27 @@ static void test_invalid_keeps_default(void **state)
 	}
 }
 
+/* Every invalid setting is named, not only the last one read. */
+static void test_invalid_all_named(void **state)
+{
+	const char *names[8];
+	struct gw_config c;
+
+	(void)state;
+	clear_env();
+	assert_int_equal(gw_config_invalid(names, 8), 0);
+	setenv("GPUWHY_STACKS", "maybe", 1);
+	setenv("GPUWHY_QUIET", "1", 1);
+	setenv("GPUWHY_DEBUG", "x", 1);
+	assert_int_equal(gw_config_from_env(&c, NULL), -EINVAL);
+	/* in the table's order (settings.def), the valid GPUWHY_QUIET left out */
+	assert_int_equal(gw_config_invalid(names, 8), 2);
+	assert_string_equal(names[0], "GPUWHY_STACKS");
+	assert_string_equal(names[1], "GPUWHY_DEBUG");
+	assert_int_equal(gw_config_invalid(names, 1), 1);
+	clear_env();
+}
+
 static void test_parse_bool(void **state)
 {
 	bool b = false;
@@ -144,6 +165,7 @@ int main(void)
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_spellings),
 		cmocka_unit_test(test_invalid_keeps_default),
+		cmocka_unit_test(test_invalid_all_named),
 		cmocka_unit_test(test_parse_bool),
 		cmocka_unit_test(test_doc_lists_tables),
 	};

@@ -697,7 +697,10 @@ static void tb_stream_op(struct tb *t, uint64_t s, uint64_t e, uint64_t stream, 
  * not blocked, and the host function's site is named. Passes: 1, the host function went to
  * another stream (8): K2 was not behind it, the gap is blocked; 2, it was issued before K1
  * (K1 ran after it): the gap before K2 is blocked; 3, as 0 but K2 ran 1 us after K1: the
- * GPU's own latency (launch overhead), whatever was queued.
+ * GPU's own latency (launch overhead), whatever was queued; 4, K2's launch returned only at
+ * 20 us, after K1 ended: from then on (59 us) the host function held it, host work by its
+ * site; the 5 us before, with nothing queued, are judged by rule 3 (starved, short: launch
+ * overhead).
  */
 static void host_function_holds_queued_work(void **state)
 {
@@ -705,7 +708,7 @@ static void host_function_holds_queued_work(void **state)
 	struct gw_analysis *res;
 
 	(void)state;
-	for (int pass = 0; pass < 4; pass++) {
+	for (int pass = 0; pass < 5; pass++) {
 		tb_init(&t);
 		setup_dev(&t);
 		tb_string(&t, 9, "cudaLaunchHostFunc");
@@ -714,8 +717,8 @@ static void host_function_holds_queued_work(void **state)
 		tb_launch(&t, 1, 1000, 4000, 0, 7, 1, FULL, 5000, 15000);
 		if (pass != 2)
 			tb_stream_op(&t, 4000, 4500, pass == 1 ? 8 : 7, GW_STREAM_OP_HOST_FUNC, 9);
-		tb_launch(&t, 1, 4500, 5000, 0, 7, 1, FULL, pass == 3 ? 16000 : 79000,
-			  pass == 3 ? 26000 : 89000);
+		tb_launch(&t, 1, 4500, pass == 4 ? 20000 : 5000, 0, 7, 1, FULL,
+			  pass == 3 ? 16000 : 79000, pass == 3 ? 26000 : 89000);
 		res = tb_finish(&t);
 		assert_near(tb_sm(res, GW_BUCKET_COMPUTE), 20000.0 * SMS, 1e-6);
 		assert_int_equal(res->counts.host_functions, 1);
@@ -729,6 +732,12 @@ static void host_function_holds_queued_work(void **state)
 			assert_int_equal(res->host_funcs[0].gaps, 1);
 			assert_int_equal(res->host_funcs[0].held_ns, 64000);
 			assert_int_equal(res->top_idle, GW_BUCKET_HOST_WORK);
+		} else if (pass == 4) {
+			assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 59000.0 * SMS, 1e-6);
+			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 5000.0 * SMS, 1e-6);
+			assert_int_equal(res->host_funcs[0].gaps, 1);
+			assert_int_equal(res->host_funcs[0].held_ns, 59000);
+			assert_int_equal(res->n_blocked, 0);
 		} else if (pass == 3) {
 			assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), 1000.0 * SMS, 1e-6);
 			assert_int_equal(res->host_funcs[0].gaps, 0);
@@ -757,23 +766,31 @@ static void wait_value_is_blocked_and_named(void **state)
 	struct gw_analysis *res;
 
 	(void)state;
-	tb_init(&t);
-	setup_dev(&t);
-	tb_string(&t, 9, "cuStreamWaitValue32_v2");
-	tb_launch(&t, 1, 1000, 4000, 0, 7, 1, FULL, 5000, 15000);
-	tb_stream_op(&t, 4000, 4500, 7, GW_STREAM_OP_WAIT_VALUE, 9);
-	tb_launch(&t, 1, 4500, 5000, 0, 7, 1, FULL, 79000, 89000);
-	res = tb_finish(&t);
-	assert_near(tb_sm(res, GW_BUCKET_BLOCKED), 64000.0 * SMS, 1e-6);
-	assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
-	assert_int_equal(res->counts.value_waits, 1);
-	assert_int_equal(res->n_host_funcs, 0);
-	assert_int_equal(res->n_blocked, 1);
-	assert_int_equal(res->blocked[0].longest_ns, 64000);
-	assert_non_null(res->blocked[0].held_by);
-	assert_string_equal(res->blocked[0].held_by, "cuStreamWaitValue32_v2");
-	tb_assert_sums_to_one(res);
-	gw_analysis_free(res);
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 1: K2 issued only at 20 us, after K1 ended: blocked from then (59 us), the
+		 * 5 us before with nothing queued are launch overhead (rule 3) */
+		uint64_t held = pass ? 59000 : 64000;
+
+		tb_init(&t);
+		setup_dev(&t);
+		tb_string(&t, 9, "cuStreamWaitValue32_v2");
+		tb_launch(&t, 1, 1000, 4000, 0, 7, 1, FULL, 5000, 15000);
+		tb_stream_op(&t, 4000, 4500, 7, GW_STREAM_OP_WAIT_VALUE, 9);
+		tb_launch(&t, 1, 4500, pass ? 20000 : 5000, 0, 7, 1, FULL, 79000, 89000);
+		res = tb_finish(&t);
+		assert_near(tb_sm(res, GW_BUCKET_BLOCKED), (double)held * SMS, 1e-6);
+		assert_near(tb_sm(res, GW_BUCKET_LAUNCH_OVERHEAD), (64000.0 - (double)held) * SMS,
+			    1e-6);
+		assert_near(tb_sm(res, GW_BUCKET_HOST_WORK), 0, 1e-6);
+		assert_int_equal(res->counts.value_waits, 1);
+		assert_int_equal(res->n_host_funcs, 0);
+		assert_int_equal(res->n_blocked, 1);
+		assert_int_equal(res->blocked[0].longest_ns, held);
+		assert_non_null(res->blocked[0].held_by);
+		assert_string_equal(res->blocked[0].held_by, "cuStreamWaitValue32_v2");
+		tb_assert_sums_to_one(res);
+		gw_analysis_free(res);
+	}
 }
 
 /*

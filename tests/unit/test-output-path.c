@@ -97,6 +97,25 @@ static void test_rank(void **state)
 	assert_int_equal(gw_rank_from_env(), 2);
 }
 
+/* A later image of an exec'ing process: -execN before the trace's ending. */
+static void test_exec_path(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(gw_output_exec_path(out, sizeof(out), "d/gpuwhy-7.trace.zst", 1),
+			 (int)strlen("d/gpuwhy-7-exec1.trace.zst"));
+	assert_string_equal(out, "d/gpuwhy-7-exec1.trace.zst");
+	gw_output_exec_path(out, sizeof(out), "trace-7.zst", 12);
+	assert_string_equal(out, "trace-7-exec12.zst");
+	gw_output_exec_path(out, sizeof(out), "out/7", 2);
+	assert_string_equal(out, "out/7-exec2");
+	/* an ending that is the whole file name is not an ending */
+	gw_output_exec_path(out, sizeof(out), "dir.trace.zst/.zst", 1);
+	assert_string_equal(out, "dir.trace.zst/.zst-exec1");
+	assert_int_equal(gw_output_exec_path(out, 8, "trace-7.zst", 1), -ENAMETOOLONG);
+}
+
 static off_t size_of(const char *path)
 {
 	struct stat st;
@@ -156,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_pattern),
 		cmocka_unit_test(test_rank),
 		cmocka_unit_test(test_open_never_overwrites),
+		cmocka_unit_test(test_exec_path),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
