@@ -55,6 +55,31 @@ static int report(struct gw_run_opts *o, char **files, size_t n_files)
 	return gw_exit_code_of(r);
 }
 
+/*
+ * The simulated libraries a framework's own copies would shadow: PyTorch's libraries find
+ * NVIDIA's runtime, CUPTI (Kineto's) and cuBLAS through their RPATH, which is searched before
+ * LD_LIBRARY_PATH, but never load a second object of a soname already loaded. Preloading
+ * gpusim's makes them the ones used (the runtime first, then CUPTI, cuBLASLt and cuBLAS).
+ */
+static int preload_gpusim(const char *sim)
+{
+	static const char *const libs[] = {"libcublas.so.13", "libcublasLt.so.13", "libcupti.so.13",
+					   "libcudart.so.13"};
+	char path[PATH_MAX];
+	int r;
+
+	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+		if (snprintf(path, sizeof(path), "%s/%s", sim, libs[i]) >= (int)sizeof(path))
+			return -ENAMETOOLONG;
+		if (access(path, R_OK) < 0)
+			continue; /* a build without it: the program gets NVIDIA's */
+		r = gw_env_prepend("LD_PRELOAD", path, ':');
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* Sets up the environment for capture. Returns 0 or -errno, having told the user why. */
 static int prepare_env(const struct gw_run_opts *o, const char *pattern)
 {
@@ -79,6 +104,9 @@ static int prepare_env(const struct gw_run_opts *o, const char *pattern)
 			return r;
 		}
 		r = gw_env_prepend("LD_LIBRARY_PATH", sim, ':');
+		if (r < 0)
+			return r;
+		r = preload_gpusim(sim);
 		if (r < 0)
 			return r;
 	}

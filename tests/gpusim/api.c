@@ -113,6 +113,8 @@ void gw_sim_emit_memory(bool release, enum gw_sim_mem kind, const void *ptr, uin
 		atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	struct gw_sim_mem_event ev;
 
+	if (kind == GW_SIM_MEM_DEVICE || kind == GW_SIM_MEM_MANAGED)
+		gw_sim_stats_memory(release, bytes);
 	if (!h)
 		return;
 	ev = (struct gw_sim_mem_event){
@@ -142,6 +144,7 @@ void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns
 		atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	struct gw_sim_sync_event ev;
 
+	gw_sim_stats_sync(query);
 	if (!h)
 		return;
 	ev = (struct gw_sim_sync_event){

@@ -1688,6 +1688,15 @@ CUptiResult cuptiActivityEnableAllSyncRecords(uint8_t enable)
 	return CUPTI_SUCCESS;
 }
 
+/* Kineto (PyTorch's profiler) links against it: accepted, and CUDA_EVENT records, which
+ * gpusim does not make, carry no device timestamps to begin with. */
+CUptiResult cuptiActivityEnableCudaEventDeviceTimestamps(uint8_t enable)
+{
+	(void)enable;
+	FORK_GUARD();
+	return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiFinalize(void)
 {
 	FORK_GUARD();

@@ -206,4 +206,10 @@ int gw_sim_context_device(CUcontext ctx);
  * keeps the last 65,536 operations' usage (work queued before NVML was loaded counts too). */
 void gw_sim_activity(uint32_t device, uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
+/* For gpusim's simulated libraries (cuBLAS): the next kernel launched on the calling thread
+ * lasts ns on the device instead of waves x wave time (its own cost model; 0: none). */
+void gw_sim_set_next_kernel_ns(uint64_t ns);
+/* Counts a GEMM for GPUSIM_STATS (the simulated cuBLAS, before launching it). */
+void gw_sim_stats_gemm(void);
+
 #endif

@@ -351,7 +351,7 @@ static cudaError_t check_config(dim3 grid, dim3 block, size_t smem)
 }
 
 static cudaError_t capture_node(struct gw_sim_graph *g, struct gw_sim_kernel *k, dim3 grid,
-				dim3 block, size_t smem, dim3 cluster)
+				dim3 block, size_t smem, dim3 cluster, uint64_t dur_ns)
 {
 	if (g->n_nodes == g->cap_nodes) {
 		size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 16;
@@ -362,12 +362,22 @@ static cudaError_t capture_node(struct gw_sim_graph *g, struct gw_sim_kernel *k,
 		g->nodes = v;
 		g->cap_nodes = cap;
 	}
-	g->nodes[g->n_nodes++] = (struct gw_sim_node){k, grid, block, smem, cluster};
+	g->nodes[g->n_nodes++] = (struct gw_sim_node){k, grid, block, smem, cluster, dur_ns};
 	return cudaSuccess;
 }
 
+/* Set by a simulated library (gw_sim_set_next_kernel_ns) for the next launch on its thread. */
+static __thread uint64_t next_kernel_ns;
+
+void gw_sim_set_next_kernel_ns(uint64_t ns)
+{
+	next_kernel_ns = ns;
+}
+
+/* dur_ns: the kernel's duration from a library's own cost model; 0: waves x wave time. */
 static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim3 grid, dim3 block,
-			   size_t smem, dim3 cluster, uint32_t graph_id, uint64_t node_id)
+			   size_t smem, dim3 cluster, uint32_t graph_id, uint64_t node_id,
+			   uint64_t dur_ns)
 {
 	uint64_t blocks = (uint64_t)grid.x * grid.y * grid.z;
 	uint64_t in_cluster = (uint64_t)cluster.x * cluster.y * cluster.z;
@@ -406,13 +416,16 @@ static void enqueue_kernel(struct gw_sim_stream *s, struct gw_sim_kernel *k, dim
 			     ((double)gw_sim_rt.cfg.sms * (GW_SIM_THREADS_PER_SM / 32));
 	if (op.usage.occupancy > 1)
 		op.usage.occupancy = 1;
-	gw_sim_enqueue(s, &op, waves * kernel_wave_ns(k), true);
+	gw_sim_enqueue(s, &op, dur_ns ? dur_ns : waves * kernel_wave_ns(k), true);
 }
 
 /* The launch itself, inside whatever API call brackets it. */
 static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s, dim3 grid,
 			       dim3 block, size_t smem, dim3 cluster)
 {
+	uint64_t dur_ns = next_kernel_ns;
+
+	next_kernel_ns = 0;
 	gw_sim_spin_ns(gw_sim_rt.cfg.launch_ns);
 	/* Lazy module loading (CUDA 12.2 and later): a kernel's first launch loads it, and CUPTI
 	 * reports the time as an overhead record. */
@@ -427,8 +440,8 @@ static cudaError_t launch_body(struct gw_sim_kernel *k, struct gw_sim_stream *s,
 				    gw_sim_now_ns());
 	}
 	if (s->capture)
-		return capture_node(s->capture, k, grid, block, smem, cluster);
-	enqueue_kernel(s, k, grid, block, smem, cluster, 0, 0);
+		return capture_node(s->capture, k, grid, block, smem, cluster, dur_ns);
+	enqueue_kernel(s, k, grid, block, smem, cluster, 0, 0, dur_ns);
 	return cudaSuccess;
 }
 
@@ -864,7 +877,7 @@ static void graph_body(struct gw_sim_graph *x, struct gw_sim_stream *s)
 	for (size_t i = 0; i < x->n_nodes; i++)
 		enqueue_kernel(s, x->nodes[i].kernel, x->nodes[i].grid, x->nodes[i].block,
 			       x->nodes[i].smem, x->nodes[i].cluster, x->id,
-			       ((uint64_t)x->id << 32) | (i + 1));
+			       ((uint64_t)x->id << 32) | (i + 1), x->nodes[i].dur_ns);
 }
 
 static cudaError_t graph_launch(cudaGraphExec_t exec, cudaStream_t stream, bool per_thread)

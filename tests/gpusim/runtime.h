@@ -91,6 +91,7 @@ struct gw_sim_node {
 	dim3 block;
 	size_t smem;
 	dim3 cluster;
+	uint64_t dur_ns; /* a library's cost model; 0: waves x wave time */
 };
 
 struct gw_sim_graph {
@@ -281,6 +282,12 @@ void gw_sim_emit_query(CUpti_ActivitySynchronizationType type, uint64_t start_ns
 	gw_sim_api_begin(&gw_d_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn,    \
 			 NULL, NULL)
 #define DRV_END(err) gw_sim_api_end(&gw_d_, (err))
+
+/* stats.c: GPUSIM_STATS, the simulator's own counts */
+void gw_sim_stats_op(const struct gw_sim_op *op);
+void gw_sim_stats_sync(bool query);
+void gw_sim_stats_memory(bool release, uint64_t bytes);
+void gw_sim_stats_unsupported(void);
 
 /* errors.c */
 void gw_sim_set_error(cudaError_t err);

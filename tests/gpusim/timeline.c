@@ -630,6 +630,7 @@ void gw_sim_enqueue(struct gw_sim_stream *s, struct gw_sim_op *op, uint64_t dur_
 	}
 	gw_sim_place_locked(s, op, dur_ns, now);
 	pthread_mutex_unlock(&gw_sim_rt.lock);
+	gw_sim_stats_op(op);
 	h = atomic_load_explicit(&gw_sim_hooks_ptr, memory_order_acquire);
 	if (h)
 		h->op(op);
