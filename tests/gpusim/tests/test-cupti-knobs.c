@@ -271,7 +271,12 @@ static bool flush_blocks(void)
 	result = 0;
 	assert_int_equal(pthread_create(&t, NULL, flush_thread, &result), 0);
 	usleep(300000);
-	return !__atomic_load_n(&result, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&result, __ATOMIC_SEQ_CST)) {
+		pthread_detach(t);
+		return true;
+	}
+	pthread_join(t, NULL);
+	return false;
 }
 
 static void test_init_none(void **state)
