@@ -206,6 +206,7 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 	const struct gw_op *ops = a->ops.data;
 	double G[MAX_GROUPS * MAX_GROUPS] = {0}, Ginv[MAX_GROUPS * MAX_GROUPS], h[MAX_GROUPS] = {0};
 	double *x, sum_t = 0, ybar = 0, max_diag = 0;
+	size_t budget;
 
 	struct gw_metric_ent *merged = NULL;
 
@@ -241,6 +242,7 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 		m = merged;
 		nm = n;
 	}
+	budget = 64 * (nm + (d->op_end - d->op_begin)) + 1000000;
 	x = calloc(nm * p + 1, sizeof(*x));
 	if (!x) {
 		free(merged);
@@ -248,7 +250,9 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 	}
 	for (size_t w = 0; w < nm; w++)
 		sum_t += (double)(m[w].end_ns - m[w].start_ns);
-	/* each operation's time in each window it overlaps (windows sorted, mostly disjoint) */
+	/* each operation's time in each window it overlaps (windows sorted, mostly disjoint:
+	 * an operation meets one or two; a trace whose windows all overlap each other would
+	 * make this quadratic, so past a budget the device gets no estimates) */
 	for (size_t i = d->op_begin; i < d->op_end; i++) {
 		const struct gw_op *o = &ops[i];
 		unsigned g;
@@ -282,6 +286,12 @@ static int fit_counter(struct gw_analyzer *a, const struct gw_dev_st *d, const s
 			uint64_t s = o->start_ns > m[w].start_ns ? o->start_ns : m[w].start_ns;
 			uint64_t e = o->end_ns < m[w].end_ns ? o->end_ns : m[w].end_ns;
 
+			if (!budget--) {
+				free(x);
+				free(merged);
+				memset(f, 0, sizeof(*f));
+				return 0;
+			}
 			if (e > s)
 				x[w * p + g] +=
 					(double)(e - s) / (double)(m[w].end_ns - m[w].start_ns);
@@ -617,6 +627,8 @@ int gw_measure_counters(struct gw_analyzer *a)
 		if ((r = fit_counter(a, d, &map, y, ny, p, &fy)) < 0 ||
 		    (sm && (r = fit_counter(a, d, &map, sm, ns, p, &fs)) < 0))
 			goto next;
+		if (!fy.n)
+			goto next; /* windows that all overlap: no fit (fit_counter) */
 		rss += fy.rss;
 		tss += fy.tss;
 		c->windows += fy.n;

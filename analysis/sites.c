@@ -537,7 +537,8 @@ int gw_build_sites(struct gw_analyzer *a)
 		const struct gw_vcall *c = a->vcalls.data;
 
 		for (size_t i = 0; i < a->vcalls.len && a->vsites.len < VIEW_SITES_MAX; i++) {
-			struct gw_site *site;
+			/* set when fresh: gcc -O2 with ASan cannot tell, and warns */
+			struct gw_site *site = NULL;
 			uint64_t *slot;
 			bool fresh;
 

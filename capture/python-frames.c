@@ -622,8 +622,9 @@ static uint64_t cached_code_id(uint64_t key)
 
 	if (atomic_load_explicit(&e->key, memory_order_acquire) != key)
 		return 0;
-	id = atomic_load_explicit(&e->id, memory_order_relaxed);
-	atomic_thread_fence(memory_order_acquire);
+	/* acquire: the key is read again after the id, and an id read from a writer comes
+	 * with that writer's cleared key (no fences: ThreadSanitizer does not model them) */
+	id = atomic_load_explicit(&e->id, memory_order_acquire);
 	return atomic_load_explicit(&e->key, memory_order_relaxed) == key ? id : 0;
 }
 
@@ -631,9 +632,9 @@ static void cache_code_id(uint64_t key, uint64_t id)
 {
 	typeof(code_cache[0]) *e = &code_cache[(key ^ key >> 21) & (CODE_CACHE_SLOTS - 1)];
 
+	/* the key is cleared before the id changes: the id's store releases the cleared key */
 	atomic_store_explicit(&e->key, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&e->id, id, memory_order_relaxed);
+	atomic_store_explicit(&e->id, id, memory_order_release);
 	atomic_store_explicit(&e->key, key, memory_order_release);
 }
 

@@ -228,24 +228,37 @@ static char **list_argv(const char *arg0, va_list *ap, char **stack, size_t *ret
 	return argv;
 }
 
-EXPORT int execl(const char *path, const char *arg, ...)
+enum exec_form { EXEC_V, EXEC_VP, EXEC_VE };
+
+/* Runs a list form's exec with the vector list_argv built (envp for EXEC_VE only); the vector
+ * is given back when the exec failed. */
+static int exec_built(enum exec_form form, const char *target, char **argv, size_t mapped,
+		      char *const *envp)
 {
-	char *stack[EXEC_LIST_MAX], **argv;
-	size_t mapped;
-	va_list ap;
 	int r, e;
 
-	va_start(ap, arg);
-	argv = list_argv(arg, &ap, stack, &mapped);
-	va_end(ap);
 	if (!argv)
 		return -1;
-	r = execv(path, argv);
+	r = form == EXEC_VE   ? execve(target, argv, envp)
+	    : form == EXEC_VP ? execvp(target, argv)
+			      : execv(target, argv);
 	e = errno;
 	if (mapped)
 		munmap(argv, mapped);
 	errno = e;
 	return r;
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *stack[EXEC_LIST_MAX], **argv;
+	size_t mapped;
+	va_list ap;
+
+	va_start(ap, arg);
+	argv = list_argv(arg, &ap, stack, &mapped);
+	va_end(ap);
+	return exec_built(EXEC_V, path, argv, mapped, NULL);
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
@@ -253,19 +266,11 @@ EXPORT int execlp(const char *file, const char *arg, ...)
 	char *stack[EXEC_LIST_MAX], **argv;
 	size_t mapped;
 	va_list ap;
-	int r, e;
 
 	va_start(ap, arg);
 	argv = list_argv(arg, &ap, stack, &mapped);
 	va_end(ap);
-	if (!argv)
-		return -1;
-	r = execvp(file, argv);
-	e = errno;
-	if (mapped)
-		munmap(argv, mapped);
-	errno = e;
-	return r;
+	return exec_built(EXEC_VP, file, argv, mapped, NULL);
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
@@ -273,18 +278,10 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	char *stack[EXEC_LIST_MAX], **argv, *const *envp;
 	size_t mapped;
 	va_list ap;
-	int r, e;
 
 	va_start(ap, arg);
 	argv = list_argv(arg, &ap, stack, &mapped);
 	envp = va_arg(ap, char *const *); /* after the NULL that ends the arguments */
 	va_end(ap);
-	if (!argv)
-		return -1;
-	r = execve(path, argv, envp);
-	e = errno;
-	if (mapped)
-		munmap(argv, mapped);
-	errno = e;
-	return r;
+	return exec_built(EXEC_VE, path, argv, mapped, envp);
 }

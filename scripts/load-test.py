@@ -24,6 +24,7 @@ import json
 import multiprocessing
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -94,6 +95,8 @@ def main():
     ap.add_argument('tests', nargs='*', help='only these tests')
     args = ap.parse_args()
 
+    # a SIGTERM ends the runs through the finally below, which stops the hogs
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     stop = multiprocessing.Event()
     workers = [multiprocessing.Process(target=hog, args=(stop,), daemon=True)
                for _ in range(args.hogs)]

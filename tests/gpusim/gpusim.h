@@ -204,7 +204,7 @@ CUcontext gw_sim_device_context(unsigned int d);
 int gw_sim_context_device(CUcontext ctx);
 /* The simulated counters over [t0_ns, t1_ns] of the timeline (t1_ns > t0_ns): the timeline
  * keeps the last 65,536 operations' usage (work queued before NVML was loaded counts too). */
-void gw_sim_activity(uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
+void gw_sim_activity(uint32_t device, uint64_t t0_ns, uint64_t t1_ns, struct gw_sim_activity *ret);
 
 /* For gpusim's simulated libraries (cuBLAS): the next kernel launched on the calling thread
  * lasts ns on the device instead of waves x wave time (its own cost model; 0: none). */

@@ -26,8 +26,10 @@ CUresult CUDAAPI cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64
 
 static bool value_reached(const struct gw_sim_item *it)
 {
-	uint64_t v = it->is64 ? *(const volatile uint64_t *)it->addr
-			      : *(const volatile uint32_t *)it->addr;
+	/* the word is written by another thread (the host, or a copy): read it as the GPU
+	 * would, whole */
+	uint64_t v = it->is64 ? __atomic_load_n((const uint64_t *)it->addr, __ATOMIC_ACQUIRE)
+			      : __atomic_load_n((const uint32_t *)it->addr, __ATOMIC_ACQUIRE);
 
 	switch (it->flags & 0x3u) {
 	case CU_STREAM_WAIT_VALUE_EQ:

@@ -25,14 +25,17 @@
 enum mode { MODE_OFF, MODE_GPM, MODE_SAMPLES, MODE_REFUSE, MODE_HANG };
 
 struct nvmlDevice_st {
-	int index;
+	uint32_t index; /* the CUDA ordinal: gpusim's devices are all visible, in order */
 };
 
 struct nvmlGpmSample_st {
 	uint64_t t_ns;
+	uint32_t device;
 };
 
-static struct nvmlDevice_st the_device;
+#define MAX_DEVICES 8 /* GPUSIM_DEVICES' limit */
+
+static struct nvmlDevice_st devices[MAX_DEVICES] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static enum mode mode;
 static int inits;
@@ -132,10 +135,26 @@ const char *nvmlErrorString(nvmlReturn_t result)
 	}
 }
 
-/* NVML's text of the CUDA device's uuid (the bytes CUPTI and cudaGetDeviceProperties give). */
-static void uuid_text(char *buf, size_t size)
+static uint32_t device_count(void)
 {
-	const unsigned char *u = (const unsigned char *)"gpusim-device-00";
+	uint32_t n = gw_sim_config()->devices;
+
+	return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+/* The handle, or NULL for one that is not a device of this NVML. */
+static struct nvmlDevice_st *device_of(nvmlDevice_t d)
+{
+	return d >= devices && d < devices + device_count() ? d : NULL;
+}
+
+/* NVML's text of device d's uuid (the bytes CUPTI and cudaGetDeviceProperties give). */
+static void uuid_text(uint32_t d, char *buf, size_t size)
+{
+	unsigned char u[16];
+
+	memcpy(u, "gpusim-device-00", 16);
+	u[15] = (unsigned char)('0' + d);
 
 	snprintf(buf, size,
 		 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0],
@@ -149,7 +168,7 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!deviceCount)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*deviceCount = 1;
+	*deviceCount = device_count();
 	return NVML_SUCCESS;
 }
 
@@ -157,9 +176,9 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
 {
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (!device || index)
+	if (!device || index >= device_count())
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*device = &the_device;
+	*device = &devices[index];
 	return NVML_SUCCESS;
 }
 
@@ -171,22 +190,25 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
 		return NVML_ERROR_UNINITIALIZED;
 	if (!uuid || !device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	uuid_text(mine, sizeof(mine));
-	if (strcasecmp(uuid, mine))
-		return NVML_ERROR_NOT_FOUND;
-	*device = &the_device;
-	return NVML_SUCCESS;
+	for (uint32_t d = 0; d < device_count(); d++) {
+		uuid_text(d, mine, sizeof(mine));
+		if (!strcasecmp(uuid, mine)) {
+			*device = &devices[d];
+			return NVML_SUCCESS;
+		}
+	}
+	return NVML_ERROR_NOT_FOUND;
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (device != &the_device || !uuid)
+	if (!device_of(device) || !uuid)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (length < NVML_DEVICE_UUID_V2_BUFFER_SIZE)
 		return NVML_ERROR_INSUFFICIENT_SIZE;
-	uuid_text(uuid, length);
+	uuid_text(device->index, uuid, length);
 	return NVML_SUCCESS;
 }
 
@@ -194,7 +216,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 {
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (device != &the_device || !name || !length)
+	if (!device_of(device) || !name || !length)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	snprintf(name, length, "%s", GW_SIM_DEVICE_NAME);
 	return NVML_SUCCESS;
@@ -204,7 +226,7 @@ nvmlReturn_t nvmlGpmQueryDeviceSupport(nvmlDevice_t device, nvmlGpmSupport_t *gp
 {
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (device != &the_device || !gpmSupport || gpmSupport->version != NVML_GPM_SUPPORT_VERSION)
+	if (!device_of(device) || !gpmSupport || gpmSupport->version != NVML_GPM_SUPPORT_VERSION)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	gpmSupport->isSupportedDevice = mode == MODE_GPM || mode == MODE_HANG;
 	return NVML_SUCCESS;
@@ -230,7 +252,7 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
 
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (device != &the_device || !gpmSample)
+	if (!device_of(device) || !gpmSample)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (mode != MODE_GPM && mode != MODE_HANG)
 		return NVML_ERROR_NOT_SUPPORTED;
@@ -238,6 +260,7 @@ nvmlReturn_t nvmlGpmSampleGet(nvmlDevice_t device, nvmlGpmSample_t gpmSample)
 		for (;;)
 			pause();
 	gpmSample->t_ns = gw_sim_now_ns();
+	gpmSample->device = device->index;
 	return NVML_SUCCESS;
 }
 
@@ -248,9 +271,10 @@ nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t *m)
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
 	if (!m || m->version != NVML_GPM_METRICS_GET_VERSION || !m->sample1 || !m->sample2 ||
-	    m->numMetrics > NVML_GPM_METRIC_MAX || m->sample2->t_ns <= m->sample1->t_ns)
+	    m->numMetrics > NVML_GPM_METRIC_MAX || m->sample2->t_ns <= m->sample1->t_ns ||
+	    m->sample1->device != m->sample2->device)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	gw_sim_activity(m->sample1->t_ns, m->sample2->t_ns, &act);
+	gw_sim_activity(m->sample1->device, m->sample1->t_ns, m->sample2->t_ns, &act);
 	for (unsigned i = 0; i < m->numMetrics; i++) {
 		nvmlGpmMetric_t *x = &m->metrics[i];
 
@@ -292,7 +316,7 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
 
 	if (!initialized())
 		return NVML_ERROR_UNINITIALIZED;
-	if (device != &the_device || !sampleCount || !sampleValType || (samples && !*sampleCount))
+	if (!device_of(device) || !sampleCount || !sampleValType || (samples && !*sampleCount))
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (type != NVML_GPU_UTILIZATION_SAMPLES && type != NVML_MEMORY_UTILIZATION_SAMPLES)
 		return NVML_ERROR_NOT_SUPPORTED;
@@ -323,7 +347,7 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, nvmlSamplingType_t type,
 
 		if (stamp_us <= lastSeenTimeStamp)
 			continue;
-		gw_sim_activity(t1 - sample_period_ns, t1, &act);
+		gw_sim_activity(device->index, t1 - sample_period_ns, t1, &act);
 		share = type == NVML_GPU_UTILIZATION_SAMPLES ? act.kernel_busy : act.memory_busy;
 		samples[n].timeStamp = stamp_us;
 		samples[n].sampleValue.uiVal = (unsigned int)(100 * share + 0.5);

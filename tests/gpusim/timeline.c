@@ -356,6 +356,7 @@ static bool blocking(const struct gw_sim_stream *s)
 struct activity_ent {
 	uint64_t queued_ns, start_ns, end_ns, max_end_ns;
 	float dram, sm, occupancy, tensor;
+	uint32_t device;
 	bool kernel;
 };
 
@@ -394,6 +395,7 @@ static void activity_add(const struct gw_sim_op *op)
 		.sm = (float)op->usage.sm,
 		.occupancy = (float)op->usage.occupancy,
 		.tensor = (float)op->usage.tensor,
+		.device = op->device,
 		.kernel = op->kind == GW_SIM_OP_KERNEL,
 	};
 
@@ -439,7 +441,7 @@ static uint64_t union_ns(uint64_t (*v)[2], size_t n)
 	return total + (e - s);
 }
 
-void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
+void gw_sim_activity(uint32_t device, uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 {
 	uint64_t(*kspans)[2] = NULL, (*mspans)[2] = NULL;
 	uint64_t lo, hi;
@@ -478,7 +480,7 @@ void gw_sim_activity(uint64_t t0, uint64_t t1, struct gw_sim_activity *ret)
 		uint64_t f = e->end_ns < t1 ? e->end_ns : t1;
 		double w;
 
-		if (f <= s)
+		if (f <= s || e->device != device)
 			continue;
 		w = (double)(f - s) / len;
 		ret->mean.dram += w * e->dram;

@@ -32,15 +32,15 @@ import time
 
 FAULTS = ['sigkill', 'sigterm', 'abort', '_exit', 'fork_storm', 'threads16', 'disk_full',
           'unwritable_dir', 'vanished_dir', 'cupti_busy', 'no_cupti', 'flush_hang',
-          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed', 'exec', 'few_fds',
-          'no_fds']
+          'second_client', 'closefrom', 'closefrom_shared', 'stderr_closed', 'stdio_closed',
+          'exec', 'few_fds', 'no_fds']
 # Column headings of the table.
 SHORT = {'sigkill': 'KILL', 'sigterm': 'TERM', 'abort': 'abort', '_exit': '_exit',
          'fork_storm': 'forks', 'threads16': 'thr16', 'disk_full': 'fsize',
          'unwritable_dir': 'rodir', 'vanished_dir': 'gone', 'cupti_busy': 'busy',
          'no_cupti': 'nocupti', 'flush_hang': 'hang', 'second_client': '2nd',
-         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-', 'stdio_closed': '0-2>&-',
-         'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
+         'closefrom': 'closefr', 'closefrom_shared': 'clsfr-s', 'stderr_closed': '2>&-',
+         'stdio_closed': '0-2>&-', 'exec': 'exec', 'few_fds': 'fds1', 'no_fds': 'fds0'}
 # What the faults that end the process must make of its exit status (fault-inject.c).
 ENDINGS = {'sigkill': ('sigkill', -signal.SIGKILL), 'sigterm': ('sigterm', -signal.SIGTERM),
            'abort': ('abort', -signal.SIGABRT), '_exit': ('_exit', 3)}
@@ -74,6 +74,35 @@ def own_lines(text):
     return [line for line in text.splitlines() if not line.startswith('gpuwhy:')]
 
 
+def hang_report(pgid):
+    """What each process of a hung run's session was doing: every thread's wait channel and,
+    when gdb is there, its stack (a hang in a fork child is a lock some thread held at fork)."""
+    lines = ['', f'--- the hung session {pgid}:']
+    for pid in sorted(int(d) for d in os.listdir('/proc') if d.isdigit()):
+        try:
+            if os.getpgid(pid) != pgid:
+                continue
+            with open(f'/proc/{pid}/cmdline', 'rb') as f:
+                cmd = f.read().replace(b'\0', b' ').decode(errors='replace')[:120]
+            waits = []
+            for tid in sorted(os.listdir(f'/proc/{pid}/task'), key=int):
+                with open(f'/proc/{pid}/task/{tid}/wchan') as f:
+                    waits.append(f'{tid}:{f.read() or "running"}')
+        except OSError:
+            continue
+        lines.append(f'pid {pid} ({cmd}): ' + ' '.join(waits))
+        gdb = shutil.which('gdb')
+        if gdb:
+            try:
+                bt = subprocess.run([gdb, '-batch', '-nx', '-p', str(pid), '-ex',
+                                     'thread apply all bt 20'], capture_output=True, text=True,
+                                    errors='replace', timeout=30).stdout
+                lines += [ln for ln in bt.splitlines() if ln.startswith(('#', 'Thread'))]
+            except subprocess.TimeoutExpired:
+                lines.append('(gdb did not answer in 30 s)')
+    return '\n'.join(lines) + '\n'
+
+
 class Matrix:
     def __init__(self, opts):
         self.o = opts
@@ -98,11 +127,13 @@ class Matrix:
             out, err = p.communicate(timeout=timeout)
             rc = p.returncode
         except subprocess.TimeoutExpired:
+            stacks = hang_report(p.pid)
             try:
                 os.killpg(p.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             out, err = p.communicate()
+            err += stacks
             rc = None
         return rc, out, err, time.monotonic() - t0
 
@@ -236,7 +267,8 @@ class Matrix:
             rc, out, err, secs = self.run(argv, env, self.o.timeout)
             label = 'with gpuwhy' if gpuwhy else 'without gpuwhy'
             if rc is None:
-                problems.append(f'{label}: still running after {self.o.timeout} s (a hang)')
+                problems.append(f'{label}: still running after {self.o.timeout} s (a hang)'
+                                f'{err[-4000:]}')
                 return problems
             traces = sorted(os.listdir(out_dir)) if os.path.isdir(out_dir) else None
             if fault == 'vanished_dir' and not gpuwhy and traces is not None:
@@ -466,7 +498,7 @@ def storm_loop(m, name, times):
         rc, out, err, _ = m.run(argv, env, m.o.timeout)
         shutil.rmtree(cell_dir, ignore_errors=True)
         if rc is None:
-            return f'run {i + 1}: still running after {m.o.timeout} s (a hang)'
+            return f'run {i + 1}: still running after {m.o.timeout} s (a hang){err[-6000:]}'
         if rc != 0 or 'exited 0, 0 did not' not in err:
             return f'run {i + 1}: exit status {rc}: {err[-300:]!r}'
     return None

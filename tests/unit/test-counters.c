@@ -276,13 +276,38 @@ static void test_none(void **state)
 	gw_analysis_free(res);
 }
 
+/* A corrupt trace whose windows all cover the same span: fitting every operation to every
+ * window would be quadratic; past the budget (64 per window and operation, plus a million)
+ * the device gets no estimates, and the report is otherwise whole. */
+static void test_overlapping(void **state)
+{
+	struct gw_analysis *res;
+	struct tb t;
+
+	(void)state;
+	tb_init(&t);
+	tb_device(&t, 0, SMS);
+	tb_string(&t, 1, names[0]);
+	for (unsigned i = 0; i < 2000; i++)
+		tb_launch(&t, 1, T0 + i * MS - 5000, T0 + i * MS - 1000, 0, 7, 1, FULL, T0 + i * MS,
+			  T0 + (i + 1) * MS);
+	/* 2000 operations x 3000 windows = 6 million overlaps > 64 x 5000 + 1 million */
+	for (unsigned w = 0; w < 3000; w++)
+		metric(&t, GW_COUNTER_DRAM_BW_UTIL, T0, T0 + 2000 * MS, 0.5);
+	res = tb_finish(&t);
+	assert_true(res->counters.measured);
+	assert_int_equal(res->counters.n_estimates, 0);
+	assert_true(fabs(res->util.memory_bandwidth - 0.5) < 1e-6);
+	assert_true(fabs(res->breakdown[GW_BUCKET_BANDWIDTH_BOUND] - 1) < 1e-9);
+	gw_analysis_free(res);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_estimates),
-		cmocka_unit_test(test_collinear),
-		cmocka_unit_test(test_samples),
-		cmocka_unit_test(test_none),
+		cmocka_unit_test(test_estimates),   cmocka_unit_test(test_collinear),
+		cmocka_unit_test(test_samples),	    cmocka_unit_test(test_none),
+		cmocka_unit_test(test_overlapping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

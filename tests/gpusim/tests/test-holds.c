@@ -65,22 +65,27 @@ static void records(void)
 
 /* --- host functions --- */
 
+/* Written by gpusim's thread, read by the test's: atomics, as the only order between them
+ * is the simulated timeline's (a synchronize sleeps until the work's end time). */
 static uint64_t fn_start, fn_end;
 static int cb_status = -1;
 
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_SEQ_CST)
+#define LOAD(x)	    __atomic_load_n(&(x), __ATOMIC_SEQ_CST)
+
 static void CUDART_CB host_fn(void *arg)
 {
-	fn_start = test_now_ns();
+	STORE(fn_start, test_now_ns());
 	usleep(HOST_NS / 1000);
-	*(int *)arg += 1;
-	fn_end = test_now_ns();
+	__atomic_add_fetch((int *)arg, 1, __ATOMIC_SEQ_CST);
+	STORE(fn_end, test_now_ns());
 }
 
 static void CUDART_CB stream_cb(cudaStream_t stream, cudaError_t status, void *arg)
 {
 	(void)stream;
-	cb_status = status;
-	*(int *)arg += 10;
+	STORE(cb_status, (int)status);
+	__atomic_add_fetch((int *)arg, 10, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -110,12 +115,12 @@ static void test_host_function_order(void **state)
 	assert_true(test_now_ns() - t0 < LONG_NS / 2); /* the calls did not wait */
 	assert_int_equal(cudaStreamQuery(s), cudaErrorNotReady);
 	assert_int_equal(cudaEventQuery(e1), cudaErrorNotReady);
-	assert_int_equal(ran, 0);
+	assert_int_equal(LOAD(ran), 0);
 	assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
-	assert_int_equal(ran, 11);
-	assert_int_equal(cb_status, cudaSuccess);
-	assert_true(fn_start >= t0 + LONG_NS);
-	assert_true(test_now_ns() >= fn_end + SHORT_NS);
+	assert_int_equal(LOAD(ran), 11);
+	assert_int_equal(LOAD(cb_status), cudaSuccess);
+	assert_true(LOAD(fn_start) >= t0 + LONG_NS);
+	assert_true(test_now_ns() >= LOAD(fn_end) + SHORT_NS);
 	assert_int_equal(cudaEventQuery(e1), cudaSuccess);
 	assert_int_equal(cudaEventElapsedTime(&ms, e0, e1), cudaSuccess);
 	assert_true(ms * 1e6 >= (double)(LONG_NS + HOST_NS + SHORT_NS));

@@ -174,6 +174,60 @@ static void test_samples(void **state)
 	assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
 }
 
+/* Two devices: each its own uuid and handle; work on device 1 shows in its counters only. */
+static void test_devices(void **state)
+{
+	nvmlDevice_t d0, d1, by_uuid;
+	nvmlGpmSample_t s[2][2];
+	nvmlGpmMetricsGet_t m;
+	struct cudaDeviceProp prop;
+	unsigned int count;
+	char text[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+	double dram[2];
+
+	(void)state;
+	assert_int_equal(nvmlInit_v2(), NVML_SUCCESS);
+	assert_int_equal(nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+	assert_int_equal(count, 2);
+	assert_int_equal(nvmlDeviceGetHandleByIndex_v2(0, &d0), NVML_SUCCESS);
+	assert_int_equal(nvmlDeviceGetHandleByIndex_v2(1, &d1), NVML_SUCCESS);
+	assert_int_equal(nvmlDeviceGetHandleByIndex_v2(2, &by_uuid), NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(cudaGetDeviceProperties(&prop, 1), cudaSuccess);
+	assert_int_equal(nvmlDeviceGetUUID(d1, text, sizeof(text)), NVML_SUCCESS);
+	assert_int_equal(nvmlDeviceGetHandleByUUID(text, &by_uuid), NVML_SUCCESS);
+	assert_ptr_equal(by_uuid, d1);
+	assert_int_equal((unsigned char)prop.uuid.bytes[15], (unsigned char)'1');
+	for (int d = 0; d < 2; d++)
+		for (int k = 0; k < 2; k++)
+			assert_int_equal(nvmlGpmSampleAlloc(&s[d][k]), NVML_SUCCESS);
+	assert_int_equal(nvmlGpmSampleGet(d0, s[0][0]), NVML_SUCCESS);
+	assert_int_equal(nvmlGpmSampleGet(d1, s[1][0]), NVML_SUCCESS);
+	assert_int_equal(cudaSetDevice(1), cudaSuccess);
+	for (int i = 0; i < N; i++)
+		assert_int_equal(test_launch(bw_kernel, 132 * 8, 256, 0), cudaSuccess);
+	assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+	assert_int_equal(nvmlGpmSampleGet(d0, s[0][1]), NVML_SUCCESS);
+	assert_int_equal(nvmlGpmSampleGet(d1, s[1][1]), NVML_SUCCESS);
+	for (int d = 0; d < 2; d++) {
+		memset(&m, 0, sizeof(m));
+		m.version = NVML_GPM_METRICS_GET_VERSION;
+		m.numMetrics = 1;
+		m.sample1 = s[d][0];
+		m.sample2 = s[d][1];
+		m.metrics[0].metricId = NVML_GPM_METRIC_DRAM_BW_UTIL;
+		assert_int_equal(nvmlGpmMetricsGet(&m), NVML_SUCCESS);
+		dram[d] = m.metrics[0].value;
+	}
+	/* device 1 ran N kernels of DRAM 0.9 back to back for most of its window */
+	assert_true(dram[0] == 0);
+	assert_true(dram[1] > 45 && dram[1] <= 90);
+	/* samples of two devices do not make a window */
+	m.sample1 = s[0][0];
+	m.sample2 = s[1][1];
+	assert_int_equal(nvmlGpmMetricsGet(&m), NVML_ERROR_INVALID_ARGUMENT);
+	assert_int_equal(nvmlShutdown(), NVML_SUCCESS);
+}
+
 static void test_off(void **state)
 {
 	(void)state;
@@ -194,6 +248,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest samples[] = {cmocka_unit_test(test_samples)};
 	const struct CMUnitTest off[] = {cmocka_unit_test(test_off)};
 	const struct CMUnitTest refuse[] = {cmocka_unit_test(test_refuse)};
+	const struct CMUnitTest two[] = {cmocka_unit_test(test_devices)};
 
 	setenv("GPUSIM_SMS", "132", 1);
 	setenv("GPUSIM_KERNEL_US", "bw_=2000,dense_=2000", 1);
@@ -209,6 +264,11 @@ int main(int argc, char **argv)
 	if (!strcmp(scenario, "off")) {
 		unsetenv("GPUSIM_NVML");
 		return cmocka_run_group_tests(off, NULL, NULL);
+	}
+	if (!strcmp(scenario, "devices")) {
+		setenv("GPUSIM_NVML", "gpm", 1);
+		setenv("GPUSIM_DEVICES", "2", 1);
+		return cmocka_run_group_tests(two, NULL, NULL);
 	}
 	if (!strcmp(scenario, "refuse")) {
 		setenv("GPUSIM_NVML", "refuse", 1);
