@@ -196,6 +196,8 @@ static void test_cublas_gemm(void **state)
 	/* refused, with a status, not a crash */
 	assert_int_equal(cublasSdot(h, 16, NULL, 1, NULL, 1, NULL), CUBLAS_STATUS_NOT_SUPPORTED);
 	assert_int_equal(cublasDestroy(h), CUBLAS_STATUS_SUCCESS);
+	assert_int_equal(cudaEventDestroy(a), cudaSuccess);
+	assert_int_equal(cudaEventDestroy(b), cudaSuccess);
 	assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
 }
 
@@ -249,6 +251,8 @@ static void test_cublaslt_matmul(void **state)
 	assert_int_equal(cublasLtMatrixLayoutDestroy(lb), CUBLAS_STATUS_SUCCESS);
 	assert_int_equal(cublasLtMatrixLayoutDestroy(ld), CUBLAS_STATUS_SUCCESS);
 	assert_int_equal(cublasLtMatmulDescDestroy(desc), CUBLAS_STATUS_SUCCESS);
+	assert_int_equal(cudaEventDestroy(a), cudaSuccess);
+	assert_int_equal(cudaEventDestroy(b), cudaSuccess);
 	assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
 }
 
