@@ -8,6 +8,8 @@ packages=(
 	meson ninja-build pkg-config gcc g++ python3
 	libzstd-dev zlib1g-dev libyajl-dev libxxhash-dev libsqlite3-dev libunwind-dev libdw-dev libelf-dev libcmocka-dev
 	zstd binutils clang clang-format libclang-rt-14-dev chromium strace
+	gdb # the fault matrix prints a hung run's stacks
+	python3-pip python3-venv # nvml.h from PyPI; the torch environment (scripts/torch-env.sh)
 	python3-dev # CPython's internal headers: the python-layouts test checks the capture's offsets
 )
 

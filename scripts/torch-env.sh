@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Creates, or reuses when it is already complete, the virtual environment with PyTorch that
-# the torch suite (tests/torch) runs in: $GPUWHY_TORCH_VENV, default .venv-torch in the
+# the torch suite (tests/pytorch) runs in: $GPUWHY_TORCH_VENV, default .venv-torch in the
 # repository root (ignored by git). PyTorch from PyPI with its CUDA libraries (about 3 GB to
 # download, 4-5 GB on disk); Triton is left out: eager mode never loads it, and gpusim cannot
 # run the kernels it compiles. Prints how long it took. Exit 0 with the environment ready,

@@ -23,6 +23,8 @@
 #include "trace-reader.h"
 #include "trace-writer.h"
 
+#include "capture-test-util.h"
+
 #define MAX_RECS 256
 
 static char trace_path[64];
@@ -34,16 +36,7 @@ static unsigned napi, nmem, nsync, nsop;
 
 static void start(void)
 {
-	struct gw_writer_options opt = {0};
-	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
-
-	snprintf(trace_path, sizeof(trace_path), "/tmp/gw-test-callbacks-%d.zst", (int)getpid());
-	unlink(trace_path);
-	opt.fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	assert_true(opt.fd >= 0);
-	assert_int_equal(gw_intern_init(), 0);
-	assert_int_equal(gw_writer_start(&opt, &hdr), 0);
-	atomic_store(&gw_capture_on, true);
+	gw_test_capture_start(trace_path, sizeof(trace_path), "callbacks");
 }
 
 static void finish(void)

@@ -24,6 +24,8 @@
 #include "trace-reader.h"
 #include "trace-writer.h"
 
+#include "capture-test-util.h"
+
 #define MAX_RECS 128
 
 /* ---- a stand-in NVTX instance: the tables the injection fills ---- */
@@ -89,16 +91,7 @@ static unsigned nranges, nnotes;
 
 static void start(void)
 {
-	struct gw_writer_options opt = {0};
-	struct gw_rec_header hdr = {.format_version = GW_FORMAT_VERSION};
-
-	snprintf(trace_path, sizeof(trace_path), "/tmp/gw-test-nvtx-%d.zst", (int)getpid());
-	unlink(trace_path);
-	opt.fd = open(trace_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
-	assert_true(opt.fd >= 0);
-	assert_int_equal(gw_intern_init(), 0);
-	assert_int_equal(gw_writer_start(&opt, &hdr), 0);
-	atomic_store(&gw_capture_on, true);
+	gw_test_capture_start(trace_path, sizeof(trace_path), "nvtx");
 }
 
 static void finish(void)
