@@ -2,6 +2,7 @@
 /* The kineto source's host side: threads, Python and operator spans, stacks, and the calls kept
  * until their stacks are known. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -391,9 +392,12 @@ int gw_kin_host_finish(struct gw_kin_host *h, struct gw_kin_strings *s, struct g
 	const struct gw_kin_thread *t;
 	int r;
 
-	gw_src_vec_sort(&h->python, sizeof(struct gw_kin_span), cmp_span);
-	gw_src_vec_sort(&h->ops, sizeof(struct gw_kin_span), cmp_span);
-	gw_src_vec_sort(&h->calls, sizeof(struct gw_kin_call), cmp_call);
+	gw_src_vec_sort_grouped(&h->python, sizeof(struct gw_kin_span),
+				offsetof(struct gw_kin_span, tidx), cmp_span);
+	gw_src_vec_sort_grouped(&h->ops, sizeof(struct gw_kin_span),
+				offsetof(struct gw_kin_span, tidx), cmp_span);
+	gw_src_vec_sort_grouped(&h->calls, sizeof(struct gw_kin_call),
+				offsetof(struct gw_kin_call, tidx), cmp_call);
 	gw_src_vec_sort(&h->sync_devs, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
 	gw_src_vec_sort(&h->other_devs, sizeof(struct gw_kin_corr_dev), cmp_corr_dev);
 	if ((r = sweep(h)) < 0)

@@ -2,6 +2,7 @@
 /* The kineto source: torch.profiler (Kineto) trace JSON, plain or gzip, walked with yajl. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,19 +161,86 @@ static uint64_t offset_now(const struct gw_kin *k)
 
 /* ---- the JSON callbacks ---- */
 
-static uint16_t key_of(const struct gw_kin_keyname *t, const char *s, size_t len)
+/*
+ * Most keys the walk meets are keys it skips ("External id", "Input Dims"), and a scan of
+ * a table cost as much as yajl's tokenizing of the key. Each table gets, per key length, the
+ * set of its entries of that length (a bit each): most keys are decided by their length and
+ * first byte, and the rest compared inline, short as they are.
+ */
+#define GW_KIN_LENS 32
+
+struct gw_kin_index {
+	uint32_t by_len[GW_KIN_LENS]; /* bit i: entry i has that length */
+	uint16_t head[32];	      /* entry i's first two bytes (every name has two) */
+};
+
+static struct gw_kin_index top_index, event_index, arg_index, devprop_index, dist_index, cat_index;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static uint16_t head_of(const char *s)
 {
-	for (; t->text; t++)
-		if (t->len == len && t->text[0] == s[0] && memcmp(t->text, s, len) == 0)
-			return t->key;
+	return (uint16_t)((unsigned char)s[0] | (unsigned char)s[1] << 8);
+}
+
+static void index_keys(struct gw_kin_index *ix, const struct gw_kin_keyname *t)
+{
+	for (unsigned i = 0; t[i].text; i++) {
+		if (t[i].len >= 2 && t[i].len < GW_KIN_LENS)
+			ix->by_len[t[i].len] |= 1u << i;
+		ix->head[i] = head_of(t[i].text);
+	}
+}
+
+static void build_indexes(void)
+{
+	index_keys(&top_index, top_keys);
+	index_keys(&event_index, event_keys);
+	index_keys(&arg_index, arg_keys);
+	index_keys(&devprop_index, devprop_keys);
+	index_keys(&dist_index, dist_keys);
+	for (unsigned i = 0; i < sizeof(categories) / sizeof(categories[0]); i++)
+		cat_index.by_len[categories[i].len] |= 1u << i;
+}
+
+/* An entry is a bit of a uint32_t, and every name is shorter than GW_KIN_LENS. */
+_Static_assert(sizeof(arg_keys) / sizeof(arg_keys[0]) <= 32, "arg_keys: too many for a bit each");
+_Static_assert(sizeof(devprop_keys) / sizeof(devprop_keys[0]) <= 32,
+	       "devprop_keys: too many for a bit each");
+_Static_assert(sizeof(categories) / sizeof(categories[0]) <= 32,
+	       "categories: too many for a bit each");
+
+static bool same_bytes(const char *a, const char *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+__attribute__((always_inline)) static inline uint16_t
+key_of(const struct gw_kin_keyname *t, const struct gw_kin_index *ix, const char *s, size_t len)
+{
+	uint32_t m = len < GW_KIN_LENS ? ix->by_len[len] : 0;
+	uint16_t head = m ? head_of(s) : 0;
+
+	for (; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+
+		if (ix->head[i] == head && same_bytes(t[i].text + 2, s + 2, len - 2))
+			return t[i].key;
+	}
 	return GW_K_NONE;
 }
 
 static uint8_t cat_of(const char *s, size_t len)
 {
-	for (size_t i = 0; i < sizeof(categories) / sizeof(categories[0]); i++)
-		if (categories[i].len == len && strncasecmp(categories[i].text, s, len) == 0)
+	for (uint32_t m = len < GW_KIN_LENS ? cat_index.by_len[len] : 0; m; m &= m - 1) {
+		unsigned i = (unsigned)__builtin_ctz(m);
+
+		if ((categories[i].text[0] | 0x20) == (s[0] | 0x20) &&
+		    strncasecmp(categories[i].text, s, len) == 0)
 			return categories[i].cat;
+	}
 	return GW_C_OTHER;
 }
 
@@ -423,8 +491,17 @@ static int open_container(struct gw_kin *k, bool map)
 		return gw_kin_fail(k, -EBADMSG, "%s: JSON nested deeper than %d levels",
 				   gw_kin_where(k, offset_now(k), at, sizeof(at)),
 				   GW_KIN_MAX_DEPTH);
+	if (k->skip_depth)
+		return 0;
 	if (d < GW_KIN_KEY_DEPTHS)
 		k->key[d] = GW_K_NONE;
+	/* An object or array under an event's key the walk does not read ("Input Dims",
+	 * "Concrete Inputs"): nothing in it is looked at until it closes. */
+	if ((k->in_ev && d == k->ev_depth + 1 && k->key[d - 1] == GW_K_NONE) ||
+	    (k->in_args && d == k->ev_depth + 2 && k->key[d - 1] == GW_K_NONE)) {
+		k->skip_depth = d;
+		return 0;
+	}
 	if (d == 1) {
 		k->top_seen = true;
 		k->top_map = map;
@@ -487,6 +564,13 @@ static int close_container(struct gw_kin *k, bool map)
 	unsigned d = k->depth;
 	int r = 0;
 
+	if (k->skip_depth) {
+		if (d == k->skip_depth)
+			k->skip_depth = 0;
+		k->depth--;
+		return 0;
+	}
+
 	if (k->sect == GW_SECT_EVENTS) {
 		if (d == k->ev_depth && k->in_ev && map) {
 			k->in_ev = false;
@@ -512,23 +596,61 @@ static int close_container(struct gw_kin *k, bool map)
 /* yajl calls back with ctx = the state; returning 0 stops the parse (k->err says why). */
 static int cb_null(void *ctx)
 {
-	return scalar(ctx, GW_J_NULL, NULL, 0) == 0;
+	struct gw_kin *k = ctx;
+
+	return k->skip_depth || scalar(k, GW_J_NULL, NULL, 0) == 0;
 }
 
 static int cb_boolean(void *ctx, int value)
 {
+	struct gw_kin *k = ctx;
+
 	(void)value;
-	return scalar(ctx, GW_J_BOOL, NULL, 0) == 0;
+	return k->skip_depth || scalar(k, GW_J_BOOL, NULL, 0) == 0;
+}
+
+/*
+ * The key a value inside an event (or its args) belongs to, or GW_K_END when the value lies
+ * elsewhere. Numbers and strings of events are nearly every value in a trace: they take this
+ * way to ev_value, and a value under a key the walk skips ends here.
+ */
+#define GW_K_END UINT16_MAX
+
+static uint16_t event_key(const struct gw_kin *k)
+{
+	unsigned d = k->depth;
+
+	if ((k->in_ev && d == k->ev_depth) || (k->in_args && d == k->ev_depth + 1))
+		return k->key[d];
+	return GW_K_END;
 }
 
 static int cb_number(void *ctx, const char *s, size_t len)
 {
-	return scalar(ctx, GW_J_NUMBER, s, len) == 0;
+	struct gw_kin *k = ctx;
+	uint16_t key = event_key(k);
+
+	if (key == GW_K_NONE)
+		return 1;
+	if (key != GW_K_END)
+		return ev_value(k, key, GW_J_NUMBER, s, len) == 0;
+	if (k->skip_depth)
+		return 1;
+	return scalar(k, GW_J_NUMBER, s, len) == 0;
 }
 
 static int cb_string(void *ctx, const unsigned char *s, size_t len)
 {
-	return scalar(ctx, GW_J_STRING, (const char *)s, len) == 0;
+	struct gw_kin *k = ctx;
+	uint16_t key = event_key(k);
+
+	if (key == GW_K_NONE)
+		return 1;
+	if (key != GW_K_END)
+		return ev_value(k, key, GW_J_STRING, (const char *)s, len) == 0;
+	if (k->skip_depth)
+		return 1;
+	return scalar(k, GW_J_STRING, (const char *)s, len) == 0;
 }
 
 static int cb_start_map(void *ctx)
@@ -558,18 +680,21 @@ static int cb_map_key(void *ctx, const unsigned char *key, size_t len)
 	unsigned d = k->depth;
 	uint16_t id = GW_K_NONE;
 
-	if (!len) /* no key of ours */
+	if (k->skip_depth)
+		return 1;
+	/* an event's own keys first: they are most of a trace's keys */
+	if (k->in_ev && d == k->ev_depth)
+		id = key_of(event_keys, &event_index, s, len);
+	else if (k->in_args && d == k->ev_depth + 1)
+		id = key_of(arg_keys, &arg_index, s, len);
+	else if (!len) /* no key of ours */
 		id = GW_K_NONE;
 	else if (d == 1 && k->top_map)
-		id = key_of(top_keys, s, len);
-	else if (k->sect == GW_SECT_EVENTS && k->in_ev && d == k->ev_depth)
-		id = key_of(event_keys, s, len);
-	else if (k->sect == GW_SECT_EVENTS && k->in_args && d == k->ev_depth + 1)
-		id = key_of(arg_keys, s, len);
+		id = key_of(top_keys, &top_index, s, len);
 	else if (k->sect == GW_SECT_DEVPROPS && k->in_dev && d == 3)
-		id = key_of(devprop_keys, s, len);
+		id = key_of(devprop_keys, &devprop_index, s, len);
 	else if (k->sect == GW_SECT_DIST && d == 2)
-		id = key_of(dist_keys, s, len);
+		id = key_of(dist_keys, &dist_index, s, len);
 	if (d < GW_KIN_KEY_DEPTHS)
 		k->key[d] = id;
 	return 1;
@@ -880,6 +1005,7 @@ static int kineto_open(struct gw_source *s)
 	struct stat st;
 	int r;
 
+	pthread_once(&index_once, build_indexes);
 	if (!k)
 		return -ENOMEM;
 	s->state = k;

@@ -307,6 +307,8 @@ struct gw_kin {
 	yajl_handle y;
 	/* where the parser is */
 	unsigned depth, ev_depth;
+	unsigned
+		skip_depth; /* a value the walk skips opened here (0: none): what is inside is not read */
 	bool top_seen, top_map, in_ev, in_args, in_dev;
 	int dims; /* -1, or 0 (grid) / 1 (block) while reading that array */
 	uint8_t sect;

@@ -62,6 +62,64 @@ void gw_src_vec_sort(struct gw_src_vec *v, size_t elem, int (*cmp)(const void *,
 		qsort(v->data, v->len, elem, cmp);
 }
 
+static uint32_t group_at(const uint8_t *p, size_t group_off)
+{
+	uint32_t g;
+
+	memcpy(&g, p + group_off, sizeof(g));
+	return g;
+}
+
+static void sort_run(uint8_t *p, size_t n, size_t elem, int (*cmp)(const void *, const void *))
+{
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * elem, p + i * elem) > 0) {
+			qsort(p, n, elem, cmp);
+			return;
+		}
+}
+
+void gw_src_vec_sort_grouped(struct gw_src_vec *v, size_t elem, size_t group_off,
+			     int (*cmp)(const void *, const void *))
+{
+	uint8_t *data = v->data, *out;
+	uint32_t groups = 0;
+	size_t *start;
+
+	for (size_t i = 0; i < v->len; i++) {
+		uint32_t g = group_at(data + i * elem, group_off);
+
+		groups = g >= groups ? g + 1 : groups;
+	}
+	/* few elements, or group numbers far beyond their count: the plain sort */
+	if (v->len < 64 || groups > v->len) {
+		gw_src_vec_sort(v, elem, cmp);
+		return;
+	}
+	start = calloc((size_t)groups + 1, sizeof(*start));
+	out = malloc(v->len * elem);
+	if (!start || !out) {
+		free(start);
+		free(out);
+		gw_src_vec_sort(v, elem, cmp);
+		return;
+	}
+	for (size_t i = 0; i < v->len; i++)
+		start[group_at(data + i * elem, group_off) + 1]++;
+	for (uint32_t g = 0; g < groups; g++)
+		start[g + 1] += start[g];
+	/* stable: each group keeps the file's order, then start[g] is group g's end */
+	for (size_t i = 0; i < v->len; i++)
+		memcpy(out + start[group_at(data + i * elem, group_off)]++ * elem, data + i * elem,
+		       elem);
+	for (size_t g = 0, from = 0; g < groups; from = start[g++])
+		sort_run(out + from * elem, start[g] - from, elem, cmp);
+	free(start);
+	free(v->data);
+	v->data = out;
+	v->cap = v->len;
+}
+
 struct gw_src_strtab_slot {
 	uint64_t hash;
 	uint32_t id; /* 0: empty */

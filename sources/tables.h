@@ -20,6 +20,11 @@ int64_t gw_src_vec_append(struct gw_src_vec *v, const void *data, size_t n);
 void gw_src_vec_free(struct gw_src_vec *v);
 /* qsort of the vector's elements (an empty vector has no data to give qsort). */
 void gw_src_vec_sort(struct gw_src_vec *v, size_t elem, int (*cmp)(const void *, const void *));
+/* The same order for elements whose cmp compares a uint32_t group first (a thread index at
+ * group_off): grouped in one counting pass, then each group sorted only when it is not
+ * already, as a trace's events of one thread mostly are. Falls back to gw_src_vec_sort. */
+void gw_src_vec_sort_grouped(struct gw_src_vec *v, size_t elem, size_t group_off,
+			     int (*cmp)(const void *, const void *));
 
 /* Byte strings interned to dense ids 1, 2, ... Zero-initialised is empty. */
 struct gw_src_strtab {

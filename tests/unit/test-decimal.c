@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -35,6 +36,30 @@ static void test_exact_timestamps(void **state)
 	expect_parsed("0", 3, 0);
 	expect_parsed("-0", 3, 0);
 	expect_parsed("12", 0, 12);
+}
+
+/* Epoch microseconds with nanoseconds fill all 19 digits an int64_t has: any value up to
+ * INT64_MAX, written as µs with three decimals, comes back exactly, either sign. */
+static void test_nineteen_digits(void **state)
+{
+	char text[32];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	expect_parsed("9223372036854775.807", 3, INT64_MAX);
+	expect_parsed("-9223372036854775.808", 3, INT64_MIN);
+	expect_parsed("1712195495519689.047", 3, 1712195495519689047);
+	expect_parsed("999999999999999999", 0, 999999999999999999);
+	for (int i = 0; i < 10000; i++) {
+		int64_t want;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+		want = (int64_t)(x >> (1 + i % 40)) * (i & 1 ? -1 : 1);
+		snprintf(text, sizeof(text), "%s%llu.%03llu", want < 0 ? "-" : "",
+			 (unsigned long long)(want < 0 ? -want : want) / 1000,
+			 (unsigned long long)(want < 0 ? -want : want) % 1000);
+		expect_parsed(text, 3, want);
+	}
 }
 
 /* Beyond nanoseconds: half away from zero, and digits past the 19th only break ties. */
@@ -97,8 +122,11 @@ static void test_not_numbers(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_timestamps), cmocka_unit_test(test_rounding),
-		cmocka_unit_test(test_whole_numbers),	 cmocka_unit_test(test_range),
+		cmocka_unit_test(test_exact_timestamps),
+		cmocka_unit_test(test_nineteen_digits),
+		cmocka_unit_test(test_rounding),
+		cmocka_unit_test(test_whole_numbers),
+		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_not_numbers),
 	};
 
