@@ -10,11 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "decimal.h"
+#include "gunzip.h"
 #include "kineto.h"
 #include "sources-internal.h"
+#include "trace-reader.h"
 
 #define GW_KIN_CHUNK	  (256 * 1024)
 #define GW_KIN_MAX_DEPTH  512	      /* deeper JSON is refused (yajl's own stack would grow) */
@@ -777,8 +778,9 @@ static int read_some(struct gw_kin *k, uint8_t *buf, size_t cap, size_t *ret)
 /* Feeds one chunk of input to the parser; sets input_done at the end of the input. */
 static int feed(struct gw_kin *k)
 {
-	size_t n;
-	int r, zr;
+	struct gw_gunzip_chunk c;
+	size_t n = 0;
+	int r;
 
 	if (!k->gzip) {
 		if ((r = read_some(k, k->inbuf, GW_KIN_CHUNK, &n)) < 0)
@@ -789,49 +791,28 @@ static int feed(struct gw_kin *k)
 		}
 		return parse(k, k->inbuf, n);
 	}
-	if (!k->z.avail_in && !k->in_eof) {
-		if ((r = read_some(k, k->inbuf, GW_KIN_CHUNK, &n)) < 0)
-			return r;
-		k->z.next_in = k->inbuf;
-		k->z.avail_in = (uInt)n;
-		k->in_eof = n == 0;
-	}
-	if (k->z_member_done) {
-		/* gzip allows members back to back; anything else after the end is ignored */
-		if (!k->z.avail_in || k->z.next_in[0] != 0x1f) {
-			k->input_done = k->in_eof || k->z.avail_in;
-			return 0;
-		}
-		if (inflateReset(&k->z) != Z_OK)
-			return gw_kin_fail(k, -ENOMEM, "zlib: %s", k->z.msg ? k->z.msg : "reset");
-		k->z_member_done = false;
-	}
-	k->z.next_out = k->zbuf;
-	k->z.avail_out = GW_KIN_CHUNK;
-	zr = inflate(&k->z, Z_NO_FLUSH);
-	n = GW_KIN_CHUNK - k->z.avail_out;
-	if (n && (r = parse(k, k->zbuf, n)) < 0)
+	gw_gunzip_next(k->gz, &c);
+	k->file_read = c.file_read;
+	if (c.len && (r = parse(k, c.data, c.len)) < 0)
 		return r;
 	if (k->input_done)
 		return 0;
-	if (zr == Z_STREAM_END) {
-		k->z_member_done = true;
-	} else if (zr == Z_BUF_ERROR && k->in_eof && !n) {
-		char what[128];
-
-		snprintf(what, sizeof(what), "byte %llu: the gzip data ends early (a cut file)",
-			 (unsigned long long)k->file_read);
-		if (!k->events)
-			return gw_kin_fail(k, -EBADMSG, "%s", what);
-		snprintf(k->cut, sizeof(k->cut), "%s; the trace is read up to there", what);
+	switch (c.state) {
+	case GW_GUNZIP_MORE:
+		break;
+	case GW_GUNZIP_END:
 		k->input_done = true;
-	} else if (zr != Z_OK && zr != Z_BUF_ERROR) {
-		char what[160];
-
-		snprintf(what, sizeof(what), "byte %llu: corrupt gzip data (%s)",
-			 (unsigned long long)(k->file_read - k->z.avail_in),
-			 k->z.msg ? k->z.msg : "zlib error");
-		return input_bad(k, zr == Z_MEM_ERROR ? -ENOMEM : -EBADMSG, what);
+		break;
+	case GW_GUNZIP_CUT:
+		if (!k->events)
+			return gw_kin_fail(k, -EBADMSG, "%s", c.what);
+		snprintf(k->cut, sizeof(k->cut), "%s; the trace is read up to there", c.what);
+		k->input_done = true;
+		break;
+	case GW_GUNZIP_CORRUPT:
+		return input_bad(k, c.err, c.what);
+	case GW_GUNZIP_FAILED:
+		return gw_kin_fail(k, c.err, "%s", strerror(-c.err));
 	}
 	return 0;
 }
@@ -1020,19 +1001,18 @@ static int kineto_open(struct gw_source *s)
 	if (fstat(k->fd, &st) == 0)
 		k->file_size = (uint64_t)st.st_size;
 	k->inbuf = malloc(GW_KIN_CHUNK);
-	k->zbuf = malloc(GW_KIN_CHUNK);
 	k->y = yajl_alloc(&callbacks, NULL, k);
 	/* an event's texts always have a buffer, also when the event has no name */
-	if (!k->inbuf || !k->zbuf || !k->y || gw_src_vec_append(&k->ev.name, "", 0) < 0 ||
+	if (!k->inbuf || !k->y || gw_src_vec_append(&k->ev.name, "", 0) < 0 ||
 	    gw_src_vec_append(&k->ev.aux, "", 0) < 0)
 		return -ENOMEM;
 	/* Names are bytes to gpuwhy: a stray byte in a kernel name is no reason to give up. */
 	yajl_config(k->y, yajl_dont_validate_strings, 1);
-	if (k->gzip) {
-		if (inflateInit2(&k->z, 16 + MAX_WBITS) != Z_OK)
-			return -ENOMEM;
-		k->z_live = true;
-	}
+	/* a small file is done before a thread would help */
+	if (k->gzip &&
+	    gw_gunzip_open(k->fd, k->file_size >= 64 * 1024 && gw_reader_usable_cpus() >= 2,
+			   &k->gz) < 0)
+		return -ENOMEM;
 	/* Read up to the first record: a file that is no trace fails here, in one line. */
 	if ((r = refill(k)) < 0)
 		return gw_source_fail(r, "%s", k->reason);
@@ -1069,12 +1049,10 @@ static void kineto_close(struct gw_source *s)
 		return;
 	if (k->fd >= 0)
 		close(k->fd);
-	if (k->z_live)
-		inflateEnd(&k->z);
+	gw_gunzip_free(k->gz);
 	if (k->y)
 		yajl_free(k->y);
 	free(k->inbuf);
-	free(k->zbuf);
 	gw_src_vec_free(&k->ev.name);
 	gw_src_vec_free(&k->ev.aux);
 	gw_src_vec_free(&k->devprops);

@@ -6,7 +6,6 @@
 #include <stdint.h>
 
 #include <yajl/yajl_parse.h>
-#include <zlib.h>
 
 #include "gpuwhy/trace-format.h"
 #include "api-names.h"
@@ -299,16 +298,16 @@ struct gw_kin {
 	/* input */
 	int fd;
 	bool gzip;
-	z_stream z;
-	bool z_live, z_member_done, in_eof, input_done;
-	uint8_t *inbuf, *zbuf; /* read from the file; inflated */
+	struct gw_gunzip *gz; /* a .gz file's bytes, inflated ahead */
+	bool input_done;
+	uint8_t *inbuf; /* read from a plain file */
 	uint64_t file_size, file_read;
 	uint64_t json_off; /* JSON bytes given to the parser before the current chunk */
 	yajl_handle y;
 	/* where the parser is */
 	unsigned depth, ev_depth;
-	unsigned
-		skip_depth; /* a value the walk skips opened here (0: none): what is inside is not read */
+	/* a value the walk skips opened at this depth (0: none): what is inside is not read */
+	unsigned skip_depth;
 	bool top_seen, top_map, in_ev, in_args, in_dev;
 	int dims; /* -1, or 0 (grid) / 1 (block) while reading that array */
 	uint8_t sect;

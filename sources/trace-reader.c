@@ -203,8 +203,7 @@ static int read_file_header(struct gw_reader *r)
 	return 0;
 }
 
-/* CPUs this process may run on: a second thread only helps with two or more. */
-static int usable_cpus(void)
+int gw_reader_usable_cpus(void)
 {
 	cpu_set_t set;
 
@@ -221,7 +220,7 @@ static bool want_thread(const struct gw_reader *r, enum gw_reader_mode mode)
 	case GW_READER_THREADED:
 		return true;
 	default:
-		return r->file_size >= GW_THREAD_MIN_SIZE && usable_cpus() >= 2;
+		return r->file_size >= GW_THREAD_MIN_SIZE && gw_reader_usable_cpus() >= 2;
 	}
 }
 

@@ -86,3 +86,7 @@ void gw_reader_free(struct gw_reader *r);
  * N (...)"). The string is static or thread-local: valid until the next reader call on the
  * same thread. */
 const char *gw_reader_strerror(int err);
+
+/* CPUs this process may run on: a second thread (the frame reader's, the kineto source's
+ * gzip) only helps with two or more. */
+int gw_reader_usable_cpus(void);
