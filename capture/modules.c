@@ -4,10 +4,12 @@
 
 #include <dlfcn.h>
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,7 +94,7 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 {
 	uint64_t lo = UINT64_MAX, hi = 0;
 	uint8_t bid[MAX_BUILD_ID];
-	char exe[4096];
+	char exe[PATH_MAX];
 	const char *path = info->dlpi_name;
 	struct module *m;
 	uint32_t n;
@@ -130,6 +132,11 @@ static int scan_one(struct dl_phdr_info *info, size_t size, void *data)
 		ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
 		exe[len > 0 ? len : 0] = '\0';
+		path = exe;
+	} else if (path[0] != '/' && realpath(path, exe)) {
+		/* dlopen("build/libx.so") (ctypes with a relative path) names it as given: the
+		 * report, run elsewhere, would not find it. Made absolute from the working directory
+		 * now, which is the one the load used unless the program changed it since. */
 		path = exe;
 	}
 	bid_len = build_id(info, bid);
