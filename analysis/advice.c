@@ -176,7 +176,9 @@ static char *bucket_text(struct gw_analyzer *a, int b)
 			"share falls in the next gpuwhy run.",
 			pct, ms);
 	case GW_BUCKET_SMALL_BATCH:
-		if (res->memory.total_bytes && batch_room(res) >= 1.5)
+		/* the room for a larger batch only where memory was recorded: a torch.profiler
+		 * trace without profile_memory has a peak of 0, not an empty GPU */
+		if (res->memory.recorded && res->memory.total_bytes && batch_room(res) >= 1.5)
 			return gw_strdupf(
 				"%.0f%% of SM-time (%.1f ms) was idle SMs inside kernels whose "
 				"grids "

@@ -264,6 +264,11 @@ def check_memory(name, f, r):
            f"{name}: the memory quadrant is unknown only when memory was not recorded "
            f"(report: {r['quadrant']['memory']})")
     if not recorded:
+        # a peak of 0 there means nothing was recorded, not an empty GPU: no advice may
+        # promise room for a larger batch
+        room = [t for t in r.get('recommendations', []) if 'larger fits' in json.dumps(t)]
+        expect(not room, f"{name}: no advice claims memory room without memory events "
+                         f"(report: {room})")
         return
     if all('Total Allocated' in a for _, a in f['mem']):
         allocated = max(a['Total Allocated'] for _, a in f['mem'])
