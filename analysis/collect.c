@@ -955,6 +955,7 @@ int gw_analyzer_add(struct gw_analyzer *a, const struct gw_record *rec)
 	case GW_REC_FOOTER:
 		t->footer_seen = true;
 		t->footer_dropped = rec->footer.dropped;
+		t->exec_ended = (rec->footer.flags & GW_FOOTER_EXEC) != 0;
 		t->info.records--;
 		break;
 	default:

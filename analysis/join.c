@@ -136,15 +136,28 @@ static float op_fill(struct gw_analyzer *a, struct gw_fill_cache *cache, const s
 	return cache[i].fill;
 }
 
-/* Whether devices d and e are one physical GPU in use at once: one host, one uuid, windows
- * that meet. */
+/* Whether traces of devices d and e are images of one process that exec'd: one host and pid,
+ * and the earlier image's footer says it ended by exec. */
+static bool exec_chain(struct gw_analyzer *a, const struct gw_dev_st *d, const struct gw_dev_st *e)
+{
+	const struct gw_trace_st *td = gw_an_trace(a, d->r.trace), *te = gw_an_trace(a, e->r.trace);
+	const struct gw_trace_st *first =
+		td->info.capture_start_ns <= te->info.capture_start_ns ? td : te;
+
+	return td->info.pid == te->info.pid && first->exec_ended;
+}
+
+/* Whether devices d and e are one physical GPU: one host, one uuid, and windows that meet
+ * (processes sharing it) or one process's images before and after an exec (the GPU then idled
+ * through the exec: one window, not two GPUs). */
 static bool same_gpu(struct gw_analyzer *a, const struct gw_dev_st *d, const struct gw_dev_st *e)
 {
 	const char *hd = gw_an_trace(a, d->r.trace)->host, *he = gw_an_trace(a, e->r.trace)->host;
 
-	return d->uuid_len && d->uuid_len == e->uuid_len &&
-	       !memcmp(d->uuid, e->uuid, d->uuid_len) && hd && he && !strcmp(hd, he) &&
-	       d->first_ns <= e->last_ns && e->first_ns <= d->last_ns;
+	if (!d->uuid_len || d->uuid_len != e->uuid_len || memcmp(d->uuid, e->uuid, d->uuid_len) ||
+	    !hd || !he || strcmp(hd, he))
+		return false;
+	return (d->first_ns <= e->last_ns && e->first_ns <= d->last_ns) || exec_chain(a, d, e);
 }
 
 /*
@@ -183,7 +196,8 @@ static int merge_shared_devices(struct gw_analyzer *a)
 					d->first_ns = e->first_ns;
 				if (e->last_ns > d->last_ns)
 					d->last_ns = e->last_ns;
-				d->r.processes += e->r.processes;
+				if (!exec_chain(a, d, e)) /* an exec keeps the process */
+					d->r.processes += e->r.processes;
 				/* each process has CUPTI buffers of its own on the GPU */
 				d->cupti_bytes += e->cupti_bytes;
 				d->cupti_limit_bytes += e->cupti_limit_bytes;

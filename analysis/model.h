@@ -260,6 +260,7 @@ struct gw_trace_st {
 	char *host;	     /* the header's host: GPUs are shared within one host */
 	uint64_t drops_sum, footer_dropped;
 	bool footer_seen, reader_said_clean, have_end_status;
+	bool exec_ended; /* its footer says the process exec'd: the next image's trace follows */
 	bool memory_recorded;	/* false: an import without MEMORY or allocator COUNTER records */
 	uint64_t max_launch_ns; /* longest launch call: bounds the in-call search */
 	struct gw_symbolizer *sym;

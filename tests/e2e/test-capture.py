@@ -910,6 +910,15 @@ def cmd_exec(ctx, opts):
             for i, (name, n) in enumerate(zip(want, chain)):
                 check_image(ctx, f'{tag}, image {i + 1}', os.path.join(out, name), n,
                             i < len(chain) - 1)
+            if via == 'execv':
+                # one process on one GPU, whose window spans the images and the execs between
+                # (doc/design.md, Devices are physical GPUs), never three GPUs
+                r = subprocess.run([ctx.report, '--json'] + [os.path.join(out, w) for w in want],
+                                   capture_output=True, text=True, timeout=120)
+                devs = json.loads(r.stdout).get('devices', []) if r.returncode == 0 else []
+                ctx.check([d['processes'] for d in devs] == [1],
+                          f'{tag}: the images report as one process on one GPU '
+                          f'(devices {[(d["name"], d["processes"]) for d in devs]})')
         print(f'{tag}: {len(got)} traces')
         shutil.rmtree(out)
 
