@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The capture's table of CUDA API calls (include/gpuwhy/api-table.def) looked up by function name. */
+#include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "api-names.h"
@@ -38,14 +40,25 @@ size_t gw_api_base_len(const char *name, size_t len)
 	return len;
 }
 
-static bool find(const struct api_name *v, size_t n, const char *name, size_t base,
-		 struct gw_api_class *ret)
-{
-	for (size_t i = 0; i < n; i++) {
-		size_t l = strlen(v[i].name);
+/* Each row's name without its version suffix, measured once: a lookup compares lengths and
+ * first bytes before any text (an imported trace classifies every runtime call it holds). */
+#define N_ROWS (sizeof(table) / sizeof(table[0]))
+static uint16_t base_lens[N_ROWS];
+static pthread_once_t base_once = PTHREAD_ONCE_INIT;
 
-		if (gw_api_base_len(v[i].name, l) == base && memcmp(v[i].name, name, base) == 0) {
-			*ret = v[i].cls;
+static void measure_bases(void)
+{
+	for (size_t i = 0; i < N_ROWS; i++)
+		base_lens[i] = (uint16_t)gw_api_base_len(table[i].name, strlen(table[i].name));
+}
+
+static bool find(const char *name, size_t base, struct gw_api_class *ret)
+{
+	pthread_once(&base_once, measure_bases);
+	for (size_t i = 0; i < N_ROWS; i++) {
+		if (base_lens[i] == base && table[i].name[0] == name[0] &&
+		    memcmp(table[i].name, name, base) == 0) {
+			*ret = table[i].cls;
 			return true;
 		}
 	}
@@ -59,8 +72,7 @@ bool gw_api_classify(const char *name, size_t len, struct gw_api_class *ret)
 
 	/* A query is no call of its own in a capture either (it folds a polling loop into one
 	 * SYNC record, by each query's answer, which imported traces do not carry). */
-	if (!find(table, sizeof(table) / sizeof(table[0]), name, base, &c) ||
-	    c.category == GW_API_QUERY)
+	if (!base || !find(name, base, &c) || c.category == GW_API_QUERY)
 		return false;
 	*ret = c;
 	return true;

@@ -287,7 +287,7 @@ enum gw_kin_sect {
 
 /* A runtime or driver call's name, as classified: the same few names come again and again. */
 struct gw_kin_api_name {
-	char text[48];
+	char text[64]; /* cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags is 55 */
 	uint8_t len;
 	bool found;
 	struct gw_api_class cls;
