@@ -189,7 +189,8 @@ def model_checks(name, a, env, r, errors):
         # 1 - T*64/1056 of the window while the T streams overlap (~76% at T = 4); the host
         # threads' scheduling decides how well they overlap, hence the wide margin.
         if r['breakdown']['small_batch'] < 0.5:
-            errors.append(f"small_batch {r['breakdown']['small_batch']:.3f} < 0.5")
+            errors.append(f"small_batch {r['breakdown']['small_batch']:.3f} < 0.5 "
+                          f"{ {k: round(v, 3) for k, v in r['breakdown'].items() if v} }")
 
 
 def run_one(w, tmp):

@@ -13,10 +13,11 @@
  * Parameters: --threads T (default 4), --iters N (per thread, default 25), --kernels K
  * (per iteration, default 4).
  *
- * gpusim: GPUSIM_KERNEL_US="serve_=500" (a request's layer of a larger model). Each kernel is
- * 1 wave of 500 us with a fill of 64/1056, and each thread queues K of them before it waits,
- * so the T streams' kernels overlap whatever the host threads' scheduling (a loaded CI
- * machine preempts them for milliseconds); the device fill is then about T*0.06, and each
+ * gpusim: GPUSIM_KERNEL_US="serve_=2000" (a request's layer of a larger model). Each kernel is
+ * 1 wave of 2 ms with a fill of 64/1056, and each thread queues K of them (8 ms) before it
+ * waits, so the T streams' kernels overlap whatever the host threads' scheduling (a loaded CI
+ * machine preempts them for milliseconds: at 500 us a kernel, 2 ms queued a thread, a suite
+ * run beside another profiled program once left the device idle for a third of the window); the device fill is then about T*0.06, and each
  * thread's short sync gap is covered by the other streams' kernels, so about 1 - T*0.06 of
  * the window (~75% at T = 4) is small_batch. With short kernels the host threads cannot keep
  * the streams overlapping, and each stream's kernels form chains.
