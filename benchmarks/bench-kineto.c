@@ -16,7 +16,8 @@
 /*
  * usage: bench-kineto FILE.json...   (uncompressed JSON: the figure is JSON bytes per second)
  *
- * For each file, in one process, alternating three times and keeping the fastest of each:
+ * For each file, in one process, alternating seven times and keeping the fastest of each (the
+ * shared VM this runs on slows single runs by up to a third):
  * yajl tokenizing the file with callbacks that do nothing (the parser's own ceiling), then
  * the kineto source yielding every record (gw_source_next; the analysis not included). CPU
  * time of this thread, so a busy machine slows the figures less than wall time would.
@@ -132,7 +133,7 @@ int main(int argc, char **argv)
 		const char *base = strrchr(argv[i], '/');
 		int r;
 
-		for (int rep = 0; rep < 3; rep++) {
+		for (int rep = 0; rep < 7; rep++) {
 			if ((r = yajl_alone(argv[i], &t)) < 0)
 				goto fail;
 			ys = t < ys ? t : ys;

@@ -197,7 +197,7 @@ def main():
                     shutil.copyfileobj(src, dst)
                 plain.append(out)
         say('JSON throughput on one core (`bench-kineto`, uncompressed JSON, thread CPU time, '
-            'best of 3): yajl tokenizing the file with empty callbacks, and the kineto source '
+            'best of 7): yajl tokenizing the file with empty callbacks, and the kineto source '
             'yielding every record (the analysis not included).')
         say()
         p = subprocess.run([bench] + plain, capture_output=True, text=True)
