@@ -97,12 +97,35 @@ WRITES = re.compile(r'^(\d+)\s+(open|openat|openat2|creat|rename|renameat|rename
 OPEN_WRITES = re.compile(r'O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND')
 
 
+UNFINISHED = re.compile(r'^(\d+)\s+(.*) <unfinished \.\.\.>$')
+RESUMED = re.compile(r'^(\d+)\s+<\.\.\. (\w+) resumed>(.*)$')
+
+
+def joined(log):
+    """The lines of an strace -f log, each call whole: a call another thread's line
+    interrupted is printed as 'PID call(args <unfinished ...>' and, later, 'PID <... call
+    resumed>rest' (the trace's open in the program races the writer's and CUPTI's threads:
+    one run in about 60 split it)."""
+    pending = {}
+    for line in open(log, errors='replace'):
+        line = line.rstrip('\n')
+        m = UNFINISHED.match(line)
+        if m:
+            pending[m.group(1)] = f'{m.group(1)}  {m.group(2)}'
+            continue
+        m = RESUMED.match(line)
+        if m and m.group(1) in pending:
+            yield pending.pop(m.group(1)) + m.group(3)
+            continue
+        yield line
+
+
 def written(log, cwd):
     """(syscall, absolute path, flags text) for each successful write by name in an strace
     log. Paths relative to the working directory are made absolute (the programs here never
     change directory); one relative to another directory fd is kept as it is, so it fails."""
     out = []
-    for line in open(log, errors='replace'):
+    for line in joined(log):
         m = WRITES.match(line)
         if not m or int(m.group(4)) < 0:
             continue
