@@ -79,9 +79,7 @@ static bool eight_digits(const char *s, uint64_t *ret)
 static bool parse_short(const char *s, size_t len, unsigned scale, bool exact, int64_t *ret)
 {
 	size_t i = s[0] == '-', digits = 0, frac_digits = 0;
-	uint64_t v = 0;
-
-	uint64_t eight;
+	uint64_t v = 0, eight;
 
 	if (scale > 3)
 		return false;

@@ -1008,10 +1008,7 @@ static int kineto_open(struct gw_source *s)
 		return -ENOMEM;
 	/* Names are bytes to gpuwhy: a stray byte in a kernel name is no reason to give up. */
 	yajl_config(k->y, yajl_dont_validate_strings, 1);
-	/* a small file is done before a thread would help */
-	if (k->gzip &&
-	    gw_gunzip_open(k->fd, k->file_size >= 64 * 1024 && gw_reader_usable_cpus() >= 2,
-			   &k->gz) < 0)
+	if (k->gzip && gw_gunzip_open(k->fd, gw_reader_thread_helps(k->file_size), &k->gz) < 0)
 		return -ENOMEM;
 	/* Read up to the first record: a file that is no trace fails here, in one line. */
 	if ((r = refill(k)) < 0)

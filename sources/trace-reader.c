@@ -203,13 +203,19 @@ static int read_file_header(struct gw_reader *r)
 	return 0;
 }
 
-int gw_reader_usable_cpus(void)
+/* CPUs this process may run on: a second thread only helps with two or more. */
+static int usable_cpus(void)
 {
 	cpu_set_t set;
 
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		return CPU_COUNT(&set);
 	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+bool gw_reader_thread_helps(uint64_t file_size)
+{
+	return file_size >= GW_THREAD_MIN_SIZE && usable_cpus() >= 2;
 }
 
 static bool want_thread(const struct gw_reader *r, enum gw_reader_mode mode)
@@ -220,7 +226,7 @@ static bool want_thread(const struct gw_reader *r, enum gw_reader_mode mode)
 	case GW_READER_THREADED:
 		return true;
 	default:
-		return r->file_size >= GW_THREAD_MIN_SIZE && gw_reader_usable_cpus() >= 2;
+		return gw_reader_thread_helps(r->file_size);
 	}
 }
 

@@ -87,6 +87,7 @@ void gw_reader_free(struct gw_reader *r);
  * same thread. */
 const char *gw_reader_strerror(int err);
 
-/* CPUs this process may run on: a second thread (the frame reader's, the kineto source's
- * gzip) only helps with two or more. */
-int gw_reader_usable_cpus(void);
+/* Whether decompressing a file of file_size bytes on a second thread, ahead of its reader,
+ * is worth it: 64 KiB or more, and two CPUs or more this process may run on. The frame
+ * reader's auto mode and the kineto source's gzip decide by it. */
+bool gw_reader_thread_helps(uint64_t file_size);
